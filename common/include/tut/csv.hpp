@@ -1,0 +1,51 @@
+// The results CSV: one row per step x problem, the schema of docs/measuring.md. The plots read it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tut {
+
+struct ResultRow {
+  std::string gpu, cuda, chapter, step, problem;
+  int m = 0, n = 0, k = 0;
+  double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
+  double gflops = 0, gbps = 0;
+  std::string baseline;
+  double baseline_time_ms = 0, ratio_to_baseline = 0, pct_of_peak = 0;
+  double rel_err = -1;                 // < 0: not verified (--no-verify)
+  std::string verified;                // "yes", "no" or "skipped"
+  std::string timestamp;               // ISO 8601, UTC
+  double alpha = 1, beta = 0;
+  int iters = 0;
+  double clock_mhz = 0;                // the SM clock the peak was computed from
+  bool l2_flushed = false;
+};
+
+// The header, in order.
+const std::vector<std::string>& result_columns();
+std::vector<std::string> to_fields(const ResultRow& r);
+
+// RFC 4180 quoting: fields with a comma, quote or newline are quoted, quotes doubled.
+std::string csv_escape(const std::string& field);
+std::string csv_line(const std::vector<std::string>& fields);
+
+// Appends one row. A new or empty file gets the header first; an existing file must start with
+// the same header, or std::runtime_error says what differs (never a silently mixed file).
+void append_csv_row(const std::string& path, const std::vector<std::string>& header,
+                    const std::vector<std::string>& fields);
+
+struct CsvTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// Parses a whole CSV file (quoted fields allowed). Throws std::runtime_error with the path and
+// line number on an unterminated quote or a row whose field count differs from the header's.
+CsvTable read_csv(const std::string& path);
+CsvTable parse_csv(const std::string& text, const std::string& origin = "<text>");
+
+// The current time as "2026-11-22T07:30:00Z".
+std::string utc_timestamp();
+
+}  // namespace tut

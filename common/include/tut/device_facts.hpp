@@ -1,0 +1,21 @@
+// Host-side facts derived from device properties: the FP32 peak formula and the GPU slug that
+// names the results file. Pure functions, unit-tested without a GPU.
+#pragma once
+
+#include <string>
+
+namespace tut {
+
+// FP32 FMA lanes per SM ("CUDA cores") by compute capability, from the CUDA C++ Programming
+// Guide's throughput table; 0 for an architecture this table does not know.
+int fp32_lanes_per_sm(int major, int minor);
+
+// Peak FP32 rate in GFLOP/s: SMs x lanes x 2 FLOPs per FMA x clock. With the H100 SXM's 132 SMs,
+// 128 lanes and 1980 MHz boost clock: 66.9 TFLOP/s. Returns 0 when lanes is 0 (unknown).
+double fp32_peak_gflops(int sms, int lanes_per_sm, double clock_mhz);
+
+// "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": lower case, every run of characters other
+// than [a-z0-9] becomes one '-', no leading or trailing '-'. "unknown-gpu" when nothing is left.
+std::string gpu_slug(const std::string& name);
+
+}  // namespace tut

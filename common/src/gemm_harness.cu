@@ -1,0 +1,365 @@
+// The GEMM harness (design.md, "The harness"): flags, device report, seeded inputs, reference,
+// poisoned output, verification, timing, report, CSV, exit codes; and the self-test.
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tut/args.hpp"
+#include "tut/cpu_reference.hpp"
+#include "tut/csv.hpp"
+#include "tut/device.cuh"
+#include "tut/device_buffer.cuh"
+#include "tut/gemm_harness.cuh"
+#include "tut/npy.hpp"
+#include "tut/random.hpp"
+#include "tut/timing.cuh"
+#include "tut/verify.hpp"
+
+namespace tut {
+
+namespace {
+
+enum ExitCode { kOk = 0, kVerifyFailed = 1, kBadArgs = 2, kNoGpu = 3, kRuntimeError = 4, kSkipped = 77 };
+
+// cuBLAS allocates its own workspace on first use; leave room for it.
+constexpr std::size_t kCublasWorkspaceMargin = std::size_t(64) << 20;
+
+enum class Inputs { Random, SmallInts };
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { TUT_CUDA_CHECK(cudaStreamCreate(&s)); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+// Host copies of one problem's inputs.
+struct HostInputs {
+  std::vector<float> A, B, C0;
+};
+
+HostInputs make_inputs(const GemmProblem& p, Inputs kind, std::uint64_t seed) {
+  HostInputs h;
+  h.A.resize(std::size_t(p.a_elems()));
+  h.B.resize(std::size_t(p.b_elems()));
+  h.C0.resize(std::size_t(p.c_elems()));
+  auto fill = (kind == Inputs::Random) ? fill_uniform : fill_small_ints;
+  fill(h.A.data(), h.A.size(), derive_seed(seed, 0));
+  fill(h.B.data(), h.B.size(), derive_seed(seed, 1));
+  fill(h.C0.data(), h.C0.size(), derive_seed(seed, 2));
+  return h;
+}
+
+// Device copies: A, B, the initial C (C0) and the output C.
+struct DeviceInputs {
+  DeviceBuffer<float> A, B, C0, C;
+  explicit DeviceInputs(const HostInputs& h) : A(h.A.size()), B(h.B.size()), C0(h.C0.size()), C(h.C0.size()) {
+    A.upload(h.A.data());
+    B.upload(h.B.data());
+    C0.upload(h.C0.data());
+  }
+  // Before a run: with beta == 0 the kernel must not read C, so C is poisoned with NaN and any
+  // element the kernel fails to write stays NaN and fails verification. With beta != 0, C is an
+  // input and gets its initial values back.
+  void reset_output(const GemmProblem& p, cudaStream_t s) {
+    if (p.beta == 0.0f) {
+      C.fill_bytes(0xFF, s);
+    } else {
+      C.copy_from(C0, s);
+    }
+  }
+};
+
+std::size_t device_bytes_needed(const GemmProblem& p, bool with_reference, std::size_t l2_bytes) {
+  const std::size_t c = std::size_t(p.c_elems());
+  const std::size_t elems = std::size_t(p.a_elems()) + std::size_t(p.b_elems()) + 2 * c + (with_reference ? c : 0);
+  return elems * sizeof(float) + l2_flusher_bytes(l2_bytes) + kCublasWorkspaceMargin;
+}
+
+void require_memory(const GemmProblem& p, bool with_reference, const DeviceInfo& dev) {
+  std::size_t free_b = 0, total_b = 0;
+  TUT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  check_fits_in_memory(device_bytes_needed(p, with_reference, dev.l2_bytes), free_b, p.label());
+}
+
+std::vector<float> run_step_once(GemmLauncher launch, const GemmProblem& p, DeviceInputs& d, cudaStream_t s) {
+  d.reset_output(p, s);
+  launch(p, d.A.data(), d.B.data(), d.C.data(), s);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<float> out(d.C.size());
+  d.C.download(out.data());
+  return out;
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark: one problem, verified, timed against cuBLAS.
+
+int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
+  const GemmProblem p = GemmProblem::packed(o.m, o.n, o.k, o.alpha, o.beta);
+  const bool is_baseline = (step.launch == &cublas_sgemm);
+  if (!o.dump.empty() && !is_dir(o.dump)) {
+    throw ArgError("--dump: '" + o.dump + "' is not an existing folder (valid: a folder to write .npy files into)");
+  }
+  require_memory(p, o.verify, dev);
+
+  std::printf("problem: C = alpha*A*B + beta*C, M=%d N=%d K=%d, alpha=%g beta=%g, row-major FP32\n", p.m, p.n, p.k,
+              double(p.alpha), double(p.beta));
+  std::printf("         %.4g GFLOP, at least %s moved (%.0f FLOP/byte)\n", p.flops() / 1e9,
+              format_bytes(p.min_bytes()).c_str(), p.flops() / p.min_bytes());
+  std::fflush(stdout);
+
+  Stream stream;
+  const HostInputs h = make_inputs(p, Inputs::Random, o.seed);
+  DeviceInputs d(h);
+
+  // Correctness first: the reference, then the step once on a poisoned output.
+  std::vector<float> ref;
+  if (o.verify) {
+    DeviceBuffer<float> c_ref(d.C0.size());
+    c_ref.copy_from(d.C0, stream.s);
+    cublas_sgemm(p, d.A.data(), d.B.data(), c_ref.data(), stream.s);
+    TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+    ref.resize(c_ref.size());
+    c_ref.download(ref.data());
+  }
+  const std::vector<float> out = run_step_once(step.launch, p, d, stream.s);
+
+  VerifyResult vr;
+  if (o.verify) {
+    vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded);
+    std::printf("check: against %s%s: %s\n", cublas_sgemm_name(), is_baseline ? " (itself: run-to-run check)" : "",
+                vr.summary().c_str());
+    std::fputs(vr.details().c_str(), stdout);
+  } else {
+    std::printf("check: skipped (--no-verify)\n");
+  }
+  if (!o.dump.empty()) {
+    write_npy_f32(o.dump + "/A.npy", h.A.data(), p.m, p.k, p.lda);
+    write_npy_f32(o.dump + "/B.npy", h.B.data(), p.k, p.n, p.ldb);
+    write_npy_f32(o.dump + "/C_in.npy", h.C0.data(), p.m, p.n, p.ldc);
+    write_npy_f32(o.dump + "/C_out.npy", out.data(), p.m, p.n, p.ldc);
+    if (o.verify) write_npy_f32(o.dump + "/C_ref.npy", ref.data(), p.m, p.n, p.ldc);
+    std::printf("dump: A.npy B.npy C_in.npy C_out.npy%s written to %s\n", o.verify ? " C_ref.npy" : "", o.dump.c_str());
+  }
+  std::fflush(stdout);
+
+  // Timing: the step and cuBLAS, the same way, in the same process.
+  L2Flusher flusher(dev.l2_bytes);
+  const TimingPlan plan{o.warmup, o.iters};
+  std::function<void(cudaStream_t)> restore;
+  if (p.beta != 0.0f) restore = [&](cudaStream_t s) { d.C.copy_from(d.C0, s); };
+  auto run_with = [&](GemmLauncher launch) {
+    return summarize(time_runs([&](cudaStream_t s) { launch(p, d.A.data(), d.B.data(), d.C.data(), s); }, restore,
+                               plan, flusher, stream.s));
+  };
+  const TimeStats ts = run_with(step.launch);
+  const TimeStats tb = run_with(&cublas_sgemm);
+
+  const double peak = dev.fp32_peak_gflops();
+  auto gflops = [&](double ms) { return p.flops() / (ms * 1e-3) / 1e9; };
+  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
+              o.warmup, o.iters);
+  std::printf("%-32s %28s %9s %9s %8s %9s\n", "step", "time ms: median [min, max]", "TFLOP/s", "% cuBLAS", "% peak",
+              "GB/s");
+  auto row = [&](const std::string& name, const TimeStats& t) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%.4g [%.4g, %.4g]", t.median, t.min, t.max);
+    std::printf("%-32s %28s %9.2f %8.1f%% %7.1f%% %9.1f\n", name.c_str(), range, gflops(t.median) / 1e3,
+                100.0 * tb.median / t.median, peak > 0 ? 100.0 * gflops(t.median) / peak : 0.0,
+                p.min_bytes() / (t.median * 1e-3) / 1e9);
+  };
+  row(std::string(step.name) + " (" + step.title + ")", ts);
+  row(cublas_sgemm_name(), tb);
+  std::printf("\n");
+
+  const bool verified = !o.verify || vr.passed;
+  if (!o.csv.empty()) {
+    ResultRow r;
+    r.gpu = dev.name;
+    r.cuda = dev.cuda_version();
+    r.chapter = step.name;
+    r.step = step.title;
+    r.problem = p.label();
+    r.m = p.m;
+    r.n = p.n;
+    r.k = p.k;
+    r.time_ms_median = ts.median;
+    r.time_ms_min = ts.min;
+    r.time_ms_max = ts.max;
+    r.gflops = gflops(ts.median);
+    r.gbps = p.min_bytes() / (ts.median * 1e-3) / 1e9;
+    r.baseline = cublas_sgemm_name();
+    r.baseline_time_ms = tb.median;
+    r.ratio_to_baseline = tb.median / ts.median;
+    r.pct_of_peak = peak > 0 ? 100.0 * r.gflops / peak : 0.0;
+    r.rel_err = o.verify ? vr.rel_err : -1.0;
+    r.verified = !o.verify ? "skipped" : (vr.passed ? "yes" : "no");
+    r.timestamp = utc_timestamp();
+    r.alpha = p.alpha;
+    r.beta = p.beta;
+    r.iters = o.iters;
+    r.clock_mhz = dev.clock_mhz;
+    append_csv_row(o.csv, result_columns(), to_fields(r));
+    std::printf("csv: row appended to %s\n", o.csv.c_str());
+  }
+  if (!verified) std::printf("RESULT: verification FAILED\n");
+  return verified ? kOk : kVerifyFailed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The self-test: awkward shapes, integer inputs (exact) and random inputs (tolerance).
+
+struct Shape {
+  int m, n, k;
+};
+
+// Non-multiples of every tile size used in Part I (8, 16, 32, 64, 128), single rows and columns,
+// K = 1, tall and skinny, and the headline size with its odd neighbours.
+const Shape kShapes[] = {
+    {1, 1, 1},     {1, 1, 1000},   {7, 5, 3},        {127, 257, 63},    {255, 1, 511},     {129, 131, 9},
+    {300, 200, 1}, {1, 4097, 17},  {2000, 3, 64},    {33, 65, 129},     {1000, 1000, 1000}, {4095, 4095, 4095},
+    {4096, 4096, 4096}, {4097, 4093, 4099},
+};
+// Shapes up to this many multiply-adds are "small": --quick runs only these, and their reference
+// is the CPU in float64 (larger ones use cuBLAS, itself checked against the CPU on the small ones).
+constexpr double kSmallMacs = 8.0e6;
+
+struct Variant {
+  Inputs inputs;
+  float alpha, beta;
+  Match match;
+};
+const Variant kVariants[] = {
+    {Inputs::SmallInts, 2.0f, 0.0f, Match::Exact},      // beta = 0: C poisoned, must be fully written
+    {Inputs::SmallInts, -1.0f, 3.0f, Match::Exact},     // beta != 0: C read and updated
+    {Inputs::Random, 0.75f, -1.25f, Match::Rounded},    // real values: the tolerance of verify.hpp
+};
+
+int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
+  const bool is_baseline = (step.launch == &cublas_sgemm);
+  std::printf("self-test %s (%s): %s shapes x {integers: exact; random: tolerance}\n", step.name, step.title,
+              o.quick ? "small" : "all");
+  Stream stream;
+  int checks = 0, failures = 0, skipped = 0;
+  std::uint64_t case_seed = o.seed;
+  for (const Shape& s : kShapes) {
+    const double macs = double(s.m) * s.n * s.k;
+    const bool small = macs <= kSmallMacs;
+    if (o.quick && !small) continue;
+    for (const Variant& v : kVariants) {
+      const GemmProblem p = GemmProblem::packed(s.m, s.n, s.k, v.alpha, v.beta);
+      char label[128];
+      std::snprintf(label, sizeof label, "%-16s %-6s alpha=%-5g beta=%-5g", p.label().c_str(),
+                    v.inputs == Inputs::Random ? "random" : "ints", double(v.alpha), double(v.beta));
+      ++case_seed;
+      if (is_baseline && !small) {
+        std::printf("SKIP  %s  (large shapes are checked against cuBLAS, which is this step)\n", label);
+        ++skipped;
+        continue;
+      }
+      require_memory(p, true, dev);
+      const HostInputs h = make_inputs(p, v.inputs, case_seed);
+      DeviceInputs d(h);
+
+      // The reference: CPU float64 for small shapes; cuBLAS (checked on the small ones) otherwise.
+      std::vector<double> ref_cpu;
+      std::vector<float> ref_gpu;
+      std::string cublas_note;
+      bool ok = true;
+      if (small) {
+        ref_cpu.resize(h.C0.size());
+        gemm_cpu_f64(p, h.A.data(), h.B.data(), h.C0.data(), ref_cpu.data());
+        const std::vector<float> cub = run_step_once(&cublas_sgemm, p, d, stream.s);
+        const VerifyResult cv = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), cub.data(), ref_cpu.data(), v.match);
+        cublas_note = std::string("; cuBLAS vs CPU float64: ") + (cv.passed ? "ok" : "FAILED");
+        if (!cv.passed) {
+          ok = false;
+          std::printf("      cuBLAS: %s\n%s", cv.summary().c_str(), cv.details().c_str());
+        }
+      } else {
+        ref_gpu = run_step_once(&cublas_sgemm, p, d, stream.s);
+      }
+
+      const std::vector<float> out = run_step_once(step.launch, p, d, stream.s);
+      const VerifyResult vr =
+          small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match)
+                : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match);
+      ok = ok && vr.passed;
+      ++checks;
+      if (!ok) ++failures;
+      char detail[200];
+      if (v.match == Match::Exact) {
+        std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", small ? "CPU" : "cuBLAS",
+                      vr.mismatches, vr.checked);
+      } else {
+        std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance,
+                      small ? "CPU" : "cuBLAS");
+      }
+      std::printf("%s  %s  %s%s%s\n", ok ? "PASS" : "FAIL", label, detail, cublas_note.c_str(),
+                  p.beta == 0.0f ? " (C poisoned)" : "");
+      if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("self-test %s: %d of %d checks passed%s%s\n", step.name, checks - failures, checks,
+              skipped ? ", " : "", skipped ? (std::to_string(skipped) + " skipped").c_str() : "");
+  return failures == 0 ? kOk : kVerifyFailed;
+}
+
+}  // namespace
+
+int gemm_main(int argc, char** argv, const GemmStep& step) {
+  GemmOptions o;
+  try {
+    o = parse_gemm_args(argc, argv);
+  } catch (const ArgError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadArgs;
+  }
+  if (o.help) {
+    std::fputs(gemm_usage(argc > 0 ? argv[0] : step.name).c_str(), stdout);
+    return kOk;
+  }
+
+  std::string why;
+  const int count = cuda_device_count(&why);
+  if (count == 0) {
+    if (o.self_test) {
+      std::printf("SKIP: no CUDA GPU available (%s)\n", why.c_str());
+      return kSkipped;
+    }
+    std::fprintf(stderr, "error: no CUDA GPU available: %s\n", why.c_str());
+    return kNoGpu;
+  }
+  try {
+    check_device_id(o.device, count);
+    const DeviceInfo dev = open_device(o.device);
+    if (o.device_info) {
+      print_device_facts(std::cout, dev);
+      return kOk;
+    }
+    std::printf("== %s: %s ==\n", step.name, step.title);
+    print_device(std::cout, dev);
+    std::cout.flush();
+    return o.self_test ? run_self_test(o, step, dev) : run_benchmark(o, step, dev);
+  } catch (const ArgError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadArgs;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kRuntimeError;
+  }
+}
+
+}  // namespace tut
