@@ -22,7 +22,7 @@ const std::vector<std::string>& result_columns() {
   static const std::vector<std::string> cols = {
       "gpu", "cuda", "chapter", "step", "problem", "m", "n", "k", "time_ms_median", "time_ms_min",
       "time_ms_max", "gflops", "gbps", "baseline", "baseline_time_ms", "ratio_to_baseline", "pct_of_peak",
-      "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "l2_flushed"};
+      "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "peak_gflops", "peak_gbps"};
   return cols;
 }
 
@@ -32,7 +32,8 @@ std::vector<std::string> to_fields(const ResultRow& r) {
           num(r.gflops, "%.1f"), num(r.gbps, "%.1f"), r.baseline, num(r.baseline_time_ms),
           num(r.ratio_to_baseline, "%.4f"), num(r.pct_of_peak, "%.2f"),
           r.rel_err < 0 ? std::string() : num(r.rel_err, "%.3e"), r.verified, r.timestamp, num(r.alpha),
-          num(r.beta), std::to_string(r.iters), num(r.clock_mhz, "%.0f"), r.l2_flushed ? "yes" : "no"};
+          num(r.beta), std::to_string(r.iters), num(r.clock_mhz, "%.0f"), num(r.peak_gflops, "%.1f"),
+          num(r.peak_gbps, "%.1f")};
 }
 
 std::string csv_escape(const std::string& field) {

@@ -209,6 +209,8 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     r.beta = p.beta;
     r.iters = o.iters;
     r.clock_mhz = dev.clock_mhz;
+    r.peak_gflops = peak;
+    r.peak_gbps = dev.dram_peak_gbps();
     append_csv_row(o.csv, result_columns(), to_fields(r));
     std::printf("csv: row appended to %s\n", o.csv.c_str());
   }

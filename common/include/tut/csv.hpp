@@ -19,7 +19,8 @@ struct ResultRow {
   double alpha = 1, beta = 0;
   int iters = 0;
   double clock_mhz = 0;                // the SM clock the peak was computed from
-  bool l2_flushed = false;
+  double peak_gflops = 0;              // FP32 FMA peak (device_facts.hpp), 0 when unknown
+  double peak_gbps = 0;                // theoretical DRAM bandwidth
 };
 
 // The header, in order.
