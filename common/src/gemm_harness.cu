@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -109,6 +110,9 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   const bool is_baseline = (step.launch == &cublas_sgemm);
   if (!o.dump.empty() && !is_dir(o.dump)) {
     throw ArgError("--dump: '" + o.dump + "' is not an existing folder (valid: a folder to write .npy files into)");
+  }
+  if (!o.csv.empty() && !std::ofstream(o.csv, std::ios::app)) {
+    throw ArgError("--csv: cannot open '" + o.csv + "' for appending (valid: a writable file path)");
   }
   require_memory(p, o.verify, dev);
 
