@@ -105,8 +105,9 @@ def speedup_chart(rows: list[Row], path: Path) -> None:
     colors = ["#4C72B0" if r.is_chapter else "#7f7f7f" for r in rows]
     bars = ax.bar([label(r) for r in rows], [r.tflops for r in rows], color=colors)
     for b, r in zip(bars, rows):
-        ax.annotate(f"{first.time_ms_median / r.time_ms_median:.1f}×\n{100 * r.ratio_to_baseline:.0f}% cuBLAS",
-                    (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
+        speedup = f"{first.time_ms_median / r.time_ms_median:.1f}× step 01"
+        text = f"{speedup}\n{100 * r.ratio_to_baseline:.1f}% of cuBLAS" if r.is_chapter else speedup
+        ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
     ax.set_ylabel("TFLOP/s (median)")
     ax.set_ylim(0, max(r.tflops for r in rows) * 1.25)
     ax.set_title(f"SGEMM {HEADLINE.replace('x', '×')}, speedup over step 01 and % of cuBLAS FP32\n{title_suffix(rows[0])}",
@@ -121,17 +122,20 @@ def sweep_chart(latest: dict, path: Path) -> None:
     """TFLOP/s against problem size, one line per step; odd sizes marked."""
     rows = list(latest.values())
     fig, ax = plt.subplots(figsize=(8, 5))
+    def odd(r: Row) -> bool:  # a size that is no multiple of any tile: 4095, 4097, ...
+        return r.m % 32 or r.n % 32 or r.k % 32
+
     for name in results.step_order(rows):
         mine = sorted((r for r in rows if r.chapter == name), key=lambda r: results.problem_sort_key(r.problem))
-        xs = [(r.m * r.n * r.k) ** (1 / 3) for r in mine]
-        ys = [r.tflops for r in mine]
+        even = [r for r in mine if not odd(r)]
         style = dict(marker="o", ms=4) if mine[0].is_chapter else dict(marker="s", ms=4, color="black", ls="--")
-        line, = ax.plot(xs, ys, label=label(mine[0]), **style)
-        for x, y, r in zip(xs, ys, mine):
-            if not (r.m == r.n == r.k and r.m & (r.m - 1) == 0):  # not a power-of-two square: an odd size
-                ax.plot([x], [y], marker="x", color=line.get_color(), ms=8)
+        line, = ax.plot([r.m for r in even], [r.tflops for r in even], label=label(mine[0]), **style)
+        for r in filter(odd, mine):
+            ax.plot([(r.m * r.n * r.k) ** (1 / 3)], [r.tflops], marker="x", color=line.get_color(), ms=8, mew=2)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("problem size (M·N·K)^(1/3); × marks sizes that are not powers of two")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("problem size: M = N = K; × marks odd sizes (not multiples of 32), at (M·N·K)^(1/3)")
     ax.set_ylabel("TFLOP/s (median)")
     ax.set_title(f"SGEMM throughput against size\n{title_suffix(rows[0])}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
