@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -244,12 +245,37 @@ struct Variant {
   Inputs inputs;
   float alpha, beta;
   Match match;
+  bool padded;  // leading dimensions rounded up to a multiple of 4, plus 4: aligned rows, partial edges
 };
 const Variant kVariants[] = {
-    {Inputs::SmallInts, 2.0f, 0.0f, Match::Exact},      // beta = 0: C poisoned, must be fully written
-    {Inputs::SmallInts, -1.0f, 3.0f, Match::Exact},     // beta != 0: C read and updated
-    {Inputs::Random, 0.75f, -1.25f, Match::Rounded},    // real values: the tolerance of verify.hpp
+    {Inputs::SmallInts, 2.0f, 0.0f, Match::Exact, false},     // beta = 0: C poisoned, must be fully written
+    {Inputs::SmallInts, -1.0f, 3.0f, Match::Exact, false},    // beta != 0: C read and updated
+    {Inputs::SmallInts, 1.0f, 1.0f, Match::Exact, true},      // lda, ldb, ldc > k, n, n: padding never written
+    {Inputs::Random, 0.75f, -1.25f, Match::Rounded, false},   // real values: the tolerance of verify.hpp
 };
+
+GemmProblem make_problem(const Shape& s, const Variant& v) {
+  GemmProblem p = GemmProblem::packed(s.m, s.n, s.k, v.alpha, v.beta);
+  if (v.padded) {
+    auto pad = [](int x) { return (x + 3) / 4 * 4 + 4; };
+    p.lda = pad(s.k);
+    p.ldb = pad(s.n);
+    p.ldc = pad(s.n);
+  }
+  return p;
+}
+
+// Elements of C between column n and ldc that the run changed (a kernel must not write them).
+std::size_t padding_writes(const GemmProblem& p, const std::vector<float>& before, const std::vector<float>& after) {
+  std::size_t changed = 0;
+  for (int i = 0; i < p.m; ++i) {
+    for (int j = p.n; j < p.ldc; ++j) {
+      const std::size_t idx = std::size_t(i) * p.ldc + j;
+      if (std::memcmp(&before[idx], &after[idx], sizeof(float)) != 0) ++changed;
+    }
+  }
+  return changed;
+}
 
 int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
   const bool is_baseline = (step.launch == &cublas_sgemm);
@@ -263,10 +289,11 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     const bool small = macs <= kSmallMacs;
     if (o.quick && !small) continue;
     for (const Variant& v : kVariants) {
-      const GemmProblem p = GemmProblem::packed(s.m, s.n, s.k, v.alpha, v.beta);
+      const GemmProblem p = make_problem(s, v);
       char label[128];
-      std::snprintf(label, sizeof label, "%-16s %-6s alpha=%-5g beta=%-5g", p.label().c_str(),
-                    v.inputs == Inputs::Random ? "random" : "ints", double(v.alpha), double(v.beta));
+      std::snprintf(label, sizeof label, "%-16s %-6s alpha=%-5g beta=%-5g %s", p.label().c_str(),
+                    v.inputs == Inputs::Random ? "random" : "ints", double(v.alpha), double(v.beta),
+                    v.padded ? "ld+pad" : "packed");
       ++case_seed;
       if (is_baseline && !small) {
         std::printf("SKIP  %s  (large shapes are checked against cuBLAS, which is this step)\n", label);
@@ -300,7 +327,9 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
       const VerifyResult vr =
           small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match)
                 : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match);
-      ok = ok && vr.passed;
+      const std::size_t pad_writes = padding_writes(p, h.C0, out);
+      if (pad_writes > 0) std::printf("      %zu elements of C's padding (columns n .. ldc-1) were written\n", pad_writes);
+      ok = ok && vr.passed && pad_writes == 0;
       ++checks;
       if (!ok) ++failures;
       char detail[200];

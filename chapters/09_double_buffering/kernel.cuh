@@ -1,0 +1,289 @@
+// Chapter 09: double buffering.
+//
+// What changed:  two shared buffers for each tile, and the tile copy split into two stages held
+//                apart in time: the "global load" stage reads the NEXT K step's float4s into
+//                registers (a_ldg, b_ldg) before the block computes on the current buffer, and the
+//                "shared store" stage writes them into the other buffer after the math. One
+//                __syncthreads per K step instead of two. The bounds of the copy that do not change
+//                along K (this thread's rows of A, its columns of B) are checked once, before the loop.
+// Prediction:    5% to 15% over chapter 08, to within a few percent of cuBLAS. In chapter 08 every
+//                K step ends with the whole block waiting on global loads (hundreds of cycles from
+//                L2) that only the other resident block can cover, plus a second barrier. Now the
+//                loads for step k+1 are in flight during the 8 x 64 = 512 FMAs of step k (~2000
+//                issue cycles per scheduler for its 4 warps), so their latency is hidden inside the
+//                block, and the only stall left per K step is one barrier.
+// Metric:        the "Stall Barrier" and "Stall Long Scoreboard" warp states
+//                (smsp__pcsamp_warps_issue_stalled_barrier, ..._long_scoreboard) shrink;
+//                sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active rises toward 90%.
+// Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1. Any leading
+//                dimension and pointer work; the fast path needs them multiples of 4 / 16 bytes.
+//                Shared memory: 2 x (BLOCK_K x (BLOCK_M + A_PAD) + BLOCK_K x BLOCK_N) floats, 16.5 KB.
+#pragma once
+
+#include <cstdint>
+
+#include "tut/gemm_harness.cuh"
+
+namespace ch09 {
+
+// Block tile of C (BLOCK_M x BLOCK_N), the K step (BLOCK_K), the warp tile (WARP_M x WARP_N), the
+// results per thread (THREAD_M x THREAD_N) and their sub-tiles (SUB_M x SUB_N). A reader may try
+// BLOCK_K = 16, or WARP_M = 64 with WARP_N = 32 (8 x 4 lanes); the static_asserts keep the loops exact.
+constexpr int BLOCK_M = 128;
+constexpr int BLOCK_N = 128;
+constexpr int BLOCK_K = 8;
+constexpr int WARP_M = 32;
+constexpr int WARP_N = 64;
+constexpr int THREAD_M = 8;
+constexpr int THREAD_N = 8;
+constexpr int SUB_M = 4;
+constexpr int SUB_N = 4;
+constexpr int WARP_SIZE = 32;
+static_assert(BLOCK_M % WARP_M == 0 && BLOCK_N % WARP_N == 0, "the warps split the block tile evenly");
+static_assert(WARP_M % THREAD_M == 0 && WARP_N % THREAD_N == 0, "the lanes split the warp tile evenly");
+static_assert(THREAD_M % SUB_M == 0 && THREAD_N % SUB_N == 0, "a thread's results are whole sub-tiles");
+constexpr int LANES_M = WARP_M / THREAD_M;                  // 4 rows of lanes in a warp
+constexpr int LANES_N = WARP_N / THREAD_N;                  // 8 columns of lanes
+static_assert(LANES_M * LANES_N == WARP_SIZE, "the lanes of one warp cover its warp tile");
+static_assert(LANES_M % 2 == 0, "the z-order stacks lanes in pairs of rows");
+constexpr int WARPS_M = BLOCK_M / WARP_M;                   // 4 rows of warps in a block
+constexpr int WARPS_N = BLOCK_N / WARP_N;                   // 2 columns of warps
+constexpr int NUM_THREADS = WARPS_M * WARPS_N * WARP_SIZE;  // 256
+static_assert(NUM_THREADS <= 1024, "a block has at most 1024 threads");
+// Registers: THREAD_M * THREAD_N accumulators + fragments must fit in 65536 / (NUM_THREADS *
+// MIN_BLOCKS_PER_SM) = 128 registers per thread, or the kernel spills.
+constexpr int MIN_BLOCKS_PER_SM = 2;
+// A thread's sub-tiles: SUBS_M x SUBS_N of them, SUB_STRIDE_M rows and SUB_STRIDE_N columns apart.
+// Lane (lr, lc) of the LANES_M x LANES_N grid owns warp-tile rows lr*SUB_M .. lr*SUB_M+3 and the
+// same rows + 16, and likewise for columns (+ 32): the sub-tiles tile the warp tile, so a warp's
+// loads of a row of A's or B's tile cover one contiguous stretch. The SUB_M values a thread needs
+// from a row of the k-major A tile, and the SUB_N from a row of B, are still one float4 each.
+constexpr int SUBS_M = THREAD_M / SUB_M;
+constexpr int SUBS_N = THREAD_N / SUB_N;
+constexpr int SUB_STRIDE_M = LANES_M * SUB_M;  // 16
+constexpr int SUB_STRIDE_N = LANES_N * SUB_N;  // 32
+
+// 128-bit accesses move VEC floats.
+constexpr int VEC = 4;
+static_assert(SUB_M == VEC && SUB_N == VEC, "a sub-tile row is one float4");
+
+// Padding of each row of the k-major A tile, in floats. A reader may try 0 (chapter 06), 1 (breaks
+// the float4 alignment: the static_assert stops it), 4 or 8, and watch the store conflicts.
+constexpr int A_PAD = 4;
+static_assert((BLOCK_M + A_PAD) % VEC == 0, "padded rows must keep float4 loads 16-byte aligned");
+
+// The tile copy, one float4 at a time: thread tid copies the VEC floats (a_row + l * A_ROW_STEP,
+// a_col .. a_col + VEC - 1), l < A_LOADS, of A's tile, and likewise for B; consecutive threads take
+// consecutive vectors along a row (coalesced).
+static_assert(BLOCK_K % VEC == 0 && BLOCK_N % VEC == 0, "tile rows are whole float4s");
+static_assert(NUM_THREADS % (BLOCK_K / VEC) == 0 && NUM_THREADS % (BLOCK_N / VEC) == 0,
+              "a pass of the copy covers whole rows");
+constexpr int A_ROW_STEP = NUM_THREADS / (BLOCK_K / VEC);  // rows of A's tile covered by one pass of all threads
+constexpr int B_ROW_STEP = NUM_THREADS / (BLOCK_N / VEC);
+static_assert(BLOCK_M % A_ROW_STEP == 0 && BLOCK_K % B_ROW_STEP == 0, "the passes cover the tiles exactly");
+constexpr int A_LOADS = BLOCK_M / A_ROW_STEP;
+constexpr int B_LOADS = BLOCK_K / B_ROW_STEP;
+
+// Reads X[row][col .. col+3] of a row-major matrix with leading dimension ld, of which the first
+// `valid` floats exist (the caller folds the row check in: valid <= 0 means none). Missing floats
+// read as 0.
+// One 128-bit load when all four exist and ALIGNED guarantees a 16-byte address (ld % 4 == 0,
+// col % 4 == 0, X 16-byte aligned); otherwise scalar loads. X is indexed only when valid > 0, so the
+// index stays below the matrix size (no int overflow).
+template <bool ALIGNED>
+__device__ __forceinline__ float4 load4(const float* X, int ld, int row, int col, int valid) {
+  float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (valid <= 0) return v;
+  const float* p = &X[row * ld + col];
+  if (ALIGNED && valid >= VEC) return *reinterpret_cast<const float4*>(p);
+  v.x = p[0];
+  if (valid > 1) v.y = p[1];
+  if (valid > 2) v.z = p[2];
+  if (valid > 3) v.w = p[3];
+  return v;
+}
+
+// C[row][col .. col+3] = alpha * acc (+ beta * C when beta != 0) for the first `valid` of the four
+// (the caller has checked the row; valid <= 0: none). With beta == 0, C is not read. Vector access
+// as in load4.
+template <bool ALIGNED>
+__device__ __forceinline__ void store4(float* C, int ldc, int row, int col, int valid, float4 acc, float alpha,
+                                       float beta) {
+  if (valid <= 0) return;
+  float* p = &C[row * ldc + col];
+  float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+  if (ALIGNED && valid >= VEC) {
+    if (beta != 0.0f) {
+      const float4 c = *reinterpret_cast<const float4*>(p);
+      out.x += beta * c.x;
+      out.y += beta * c.y;
+      out.z += beta * c.z;
+      out.w += beta * c.w;
+    }
+    *reinterpret_cast<float4*>(p) = out;
+    return;
+  }
+  p[0] = (beta == 0.0f) ? out.x : out.x + beta * p[0];
+  if (valid > 1) p[1] = (beta == 0.0f) ? out.y : out.y + beta * p[1];
+  if (valid > 2) p[2] = (beta == 0.0f) ? out.z : out.z + beta * p[2];
+  if (valid > 3) p[3] = (beta == 0.0f) ? out.w : out.w + beta * p[3];
+}
+
+// C = alpha * A * B + beta * C; with beta == 0, C is not read.
+template <bool ALIGNED>
+__global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
+    double_buffered_gemm_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                float beta, float* C, int ldc) {
+  // Two buffers of each tile: the block computes on As[buf], Bs[buf] while the next K step is
+  // written into As[buf ^ 1], Bs[buf ^ 1].
+  __shared__ __align__(16) float As[2][BLOCK_K][BLOCK_M + A_PAD];  // (BLOCK_K, BLOCK_M) tiles of A, k-major, padded
+  __shared__ __align__(16) float Bs[2][BLOCK_K][BLOCK_N];          // (BLOCK_K, BLOCK_N) tiles of B, row-major
+
+  const int tid = threadIdx.x;
+  // This thread's results: acc[m][n] is element (thread_row + row_of(m), thread_col + col_of(n)) of
+  // the block's C tile, where, as plain loops,
+  //   for (im < SUBS_M) for (i < SUB_M):  m = im * SUB_M + i,  row_of(m) = im * SUB_STRIDE_M + i
+  //   for (jn < SUBS_N) for (j < SUB_N):  n = jn * SUB_N + j,  col_of(n) = jn * SUB_STRIDE_N + j
+  // Warps in a WARPS_M x WARPS_N grid, row-major; lanes in a LANES_M x LANES_N grid in z-order:
+  // as plain loops, for (rh < LANES_M / 2) for (c < LANES_N) for (rl < 2), lane number
+  // rh * 2 * LANES_N + c * 2 + rl gets (lane_row, lane_col) = (rh * 2 + rl, c). Lanes n and n^1
+  // then share a column (same B addresses), n and n^2 a row (same A addresses).
+  const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
+  const int warp_row = warp / WARPS_N, warp_col = warp % WARPS_N;
+  const int lane_row = (lane / (2 * LANES_N)) * 2 + lane % 2;
+  const int lane_col = (lane / 2) % LANES_N;
+  const int thread_row = warp_row * WARP_M + lane_row * SUB_M;
+  const int thread_col = warp_col * WARP_N + lane_col * SUB_N;
+  const int block_row = blockIdx.y * BLOCK_M;  // first row of C (and of A) of this block
+  const int block_col = blockIdx.x * BLOCK_N;  // first column of C (and of B) of this block
+  // This thread's share of the tile copy (see A_ROW_STEP above).
+  const int a_row = tid / (BLOCK_K / VEC), a_col = (tid % (BLOCK_K / VEC)) * VEC;
+  const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
+
+  // Bounds of the tile copy that do not change along K, checked once: whether this thread's rows
+  // of A exist, and how many of its VEC columns of B do (<= 0: none).
+  bool a_row_ok[A_LOADS];
+#pragma unroll
+  for (int l = 0; l < A_LOADS; ++l) a_row_ok[l] = block_row + a_row + l * A_ROW_STEP < M;
+  const int b_valid = N - (block_col + b_col);
+
+  // Global-load stage: this thread's float4s of the tiles at K offset k0, into registers. Outside
+  // the matrices they read zeros, so the math needs no bounds checks (a zero adds nothing).
+  float4 a_ldg[A_LOADS];
+  float4 b_ldg[B_LOADS];
+  auto load_tiles = [&](int k0) {
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+      const int k = k0 + a_col;
+      a_ldg[l] = load4<ALIGNED>(A, lda, block_row + a_row + l * A_ROW_STEP, k, a_row_ok[l] ? K - k : 0);
+    }
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      const int k = k0 + b_row + l * B_ROW_STEP;
+      b_ldg[l] = load4<ALIGNED>(B, ldb, k, block_col + b_col, k < K ? b_valid : 0);
+    }
+  };
+  // Shared-store stage: those registers into buffer `buf`.
+  auto store_tiles = [&](int buf) {
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+      // Transpose on the way in: A[row][k .. k+3] goes down a column of the k-major tile.
+      const int r = a_row + l * A_ROW_STEP;
+      As[buf][a_col + 0][r] = a_ldg[l].x;
+      As[buf][a_col + 1][r] = a_ldg[l].y;
+      As[buf][a_col + 2][r] = a_ldg[l].z;
+      As[buf][a_col + 3][r] = a_ldg[l].w;
+    }
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      *reinterpret_cast<float4*>(&Bs[buf][b_row + l * B_ROW_STEP][b_col]) = b_ldg[l];
+    }
+  };
+
+  float acc[THREAD_M][THREAD_N] = {};  // registers: indexed only by unrolled loops
+  float a_frag[THREAD_M];              // A[thread's rows][k]
+  float b_frag[THREAD_N];              // B[k][thread's columns]
+
+  // Prologue: the first K step goes straight through both stages into buffer 0.
+  load_tiles(0);
+  store_tiles(0);
+  __syncthreads();
+
+  int buf = 0;  // the buffer holding the K step being computed
+  for (int k0 = 0; k0 < K; k0 += BLOCK_K) {  // move BLOCK_K columns right in A, BLOCK_K rows down in B
+    const bool has_next = k0 + BLOCK_K < K;
+    // Issue the next K step's global loads now; nothing waits for them until store_tiles below,
+    // so their latency overlaps the math.
+    if (has_next) load_tiles(k0 + BLOCK_K);
+
+#pragma unroll
+    for (int k = 0; k < BLOCK_K; ++k) {
+      // Fragments: SUBS_M + SUBS_N float4 shared loads, then THREAD_M * THREAD_N FMAs from registers.
+#pragma unroll
+      for (int im = 0; im < SUBS_M; ++im) {
+        const float4 v = *reinterpret_cast<const float4*>(&As[buf][k][thread_row + im * SUB_STRIDE_M]);
+        a_frag[im * SUB_M + 0] = v.x;
+        a_frag[im * SUB_M + 1] = v.y;
+        a_frag[im * SUB_M + 2] = v.z;
+        a_frag[im * SUB_M + 3] = v.w;
+      }
+#pragma unroll
+      for (int jn = 0; jn < SUBS_N; ++jn) {
+        const float4 v = *reinterpret_cast<const float4*>(&Bs[buf][k][thread_col + jn * SUB_STRIDE_N]);
+        b_frag[jn * SUB_N + 0] = v.x;
+        b_frag[jn * SUB_N + 1] = v.y;
+        b_frag[jn * SUB_N + 2] = v.z;
+        b_frag[jn * SUB_N + 3] = v.w;
+      }
+      // The outer product a_frag x b_frag.
+#pragma unroll
+      for (int m = 0; m < THREAD_M; ++m) {
+#pragma unroll
+        for (int n = 0; n < THREAD_N; ++n) acc[m][n] += a_frag[m] * b_frag[n];
+      }
+    }
+    // The other buffer is free: its last readers (the previous K step) passed the barrier below.
+    if (has_next) store_tiles(buf ^ 1);
+    // One barrier per K step: buf ^ 1 is complete before anyone computes on it, and everyone is done
+    // reading buf before the next K step stores into it.
+    __syncthreads();
+    buf ^= 1;
+  }
+
+  // Epilogue, one float4 per sub-tile row. No early return above: every thread must reach the
+  // barriers, even those outside C.
+#pragma unroll
+  for (int im = 0; im < SUBS_M; ++im) {
+#pragma unroll
+    for (int i = 0; i < SUB_M; ++i) {
+      const int row = block_row + thread_row + im * SUB_STRIDE_M + i;
+      if (row >= M) continue;
+      const float* acc_row = acc[im * SUB_M + i];
+#pragma unroll
+      for (int jn = 0; jn < SUBS_N; ++jn) {
+        const int col = block_col + thread_col + jn * SUB_STRIDE_N;
+        const float* v4 = &acc_row[jn * SUB_N];
+        const float4 v = make_float4(v4[0], v4[1], v4[2], v4[3]);
+        store4<ALIGNED>(C, ldc, row, col, N - col, v, alpha, beta);
+      }
+    }
+  }
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+inline void double_buffered_gemm(const tut::GemmProblem& p, const float* A, const float* B, float* C,
+                                 cudaStream_t stream) {
+  const dim3 block(NUM_THREADS);
+  // Columns in grid.x, rows in grid.y: at most 2^20 / BLOCK_M = 8192 rows of blocks (limit 65535).
+  const dim3 grid(tut::ceil_div(p.n, BLOCK_N), tut::ceil_div(p.m, BLOCK_M));
+  // float4 accesses need every row start 16-byte aligned: leading dimensions multiples of 4 and
+  // aligned base pointers. Decided once per launch; the kernel is compiled for both answers.
+  const bool aligned = p.lda % VEC == 0 && p.ldb % VEC == 0 && p.ldc % VEC == 0 && aligned16(A) && aligned16(B) &&
+                       aligned16(C);
+  const auto kernel = aligned ? double_buffered_gemm_kernel<true> : double_buffered_gemm_kernel<false>;
+  kernel<<<grid, block, 0, stream>>>(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb, p.beta, C, p.ldc);
+  TUT_CHECK_LAUNCH();
+}
+
+}  // namespace ch09
