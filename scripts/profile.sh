@@ -29,6 +29,9 @@ metrics=(
   gpu__time_duration.sum
   sm__throughput.avg.pct_of_peak_sustained_elapsed
   gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed
+  l1tex__throughput.avg.pct_of_peak_sustained_active
+  lts__throughput.avg.pct_of_peak_sustained_elapsed
+  dram__throughput.avg.pct_of_peak_sustained_elapsed
   sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active
   sm__warps_active.avg.pct_of_peak_sustained_active
   launch__registers_per_thread
@@ -56,7 +59,13 @@ metrics=(
   smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio
   smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio
 )
-list=$(IFS=,; echo "${metrics[*]}")
+# Keep the metrics this ncu knows (names change between versions); say which are dropped.
+known=$("$ncu" --query-metrics 2>/dev/null | awk '{print $1}' | sort -u)
+kept=()
+for m in "${metrics[@]}"; do
+  if [ -z "$known" ] || grep -qx "${m%%.*}" <<<"$known"; then kept+=("$m"); else echo "profile: this ncu has no metric ${m%%.*}; skipped"; fi
+done
+list=$(IFS=,; echo "${kept[*]}")
 mkdir -p "$build/profile"
 report="$build/profile/$name"
 "$ncu" --clock-control none --launch-count "${KERNELS:-1}" \
