@@ -4,20 +4,25 @@
 //                apart in time: the "global load" stage reads the NEXT K step's float4s into
 //                registers (a_ldg, b_ldg) before the block computes on the current buffer, and the
 //                "shared store" stage writes them into the other buffer after the math. One
-//                __syncthreads per K step instead of two. The bounds of the copy that do not change
-//                along K (this thread's rows of A, its columns of B) are checked once, before the loop.
-// Prediction:    5% to 15% over chapter 08, to within a few percent of cuBLAS. In chapter 08 every
+//                __syncthreads per K step instead of two. What the copy needs that does not change
+//                along K (which of its rows of A exist, where its rows start) is computed once, and
+//                the zeroing of a vector's floats past K moves to the store stage, so that nothing
+//                waits for a global load before the math. And the order of the blocks changes:
+//                GROUP rows of blocks at a time sweep the columns, so that the blocks resident
+//                together share rows of A and columns of B in L2 (block_row / block_col below).
+// Prediction:    10% to 15% over chapter 08, to within a few percent of cuBLAS. In chapter 08 every
 //                K step ends with the whole block waiting on global loads (hundreds of cycles from
 //                L2) that only the other resident block can cover, plus a second barrier. Now the
-//                loads for step k+1 are in flight during the 8 x 64 = 512 FMAs of step k (~2000
-//                issue cycles per scheduler for its 4 warps), so their latency is hidden inside the
-//                block, and the only stall left per K step is one barrier.
-// Metric:        the "Stall Barrier" and "Stall Long Scoreboard" warp states
-//                (smsp__pcsamp_warps_issue_stalled_barrier, ..._long_scoreboard) shrink;
-//                sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active rises toward 90%.
+//                loads for step k+1 are in flight during the 16 x 64 = 1024 FMAs of step k, so their
+//                latency is hidden inside the block, and the only stall left per K step is one
+//                barrier. The grouped order should add a few percent through L2 hits.
+// Metric:        smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active (waiting on
+//                global loads) and ..._barrier_per_issue_active shrink;
+//                sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active rises toward 80%;
+//                lts__t_sector_hit_rate.pct rises with the grouped order.
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1. Any leading
 //                dimension and pointer work; the fast path needs them multiples of 4 / 16 bytes.
-//                Shared memory: 2 x (BLOCK_K x (BLOCK_M + A_PAD) + BLOCK_K x BLOCK_N) floats, 16.5 KB.
+//                Shared memory: 2 x (BLOCK_K x (BLOCK_M + A_PAD) + BLOCK_K x BLOCK_N) floats, 32.5 KB.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +33,10 @@ namespace ch09 {
 
 // Block tile of C (BLOCK_M x BLOCK_N), the K step (BLOCK_K), the warp tile (WARP_M x WARP_N), the
 // results per thread (THREAD_M x THREAD_N) and their sub-tiles (SUB_M x SUB_N). A reader may try
-// BLOCK_K = 16, or WARP_M = 64 with WARP_N = 32 (8 x 4 lanes); the static_asserts keep the loops exact.
+// BLOCK_K = 8, or WARP_M = 64 with WARP_N = 32 (8 x 4 lanes); the static_asserts keep the loops exact.
 constexpr int BLOCK_M = 128;
 constexpr int BLOCK_N = 128;
-constexpr int BLOCK_K = 8;
+constexpr int BLOCK_K = 16;
 constexpr int WARP_M = 32;
 constexpr int WARP_N = 64;
 constexpr int THREAD_M = 8;
@@ -72,6 +77,12 @@ static_assert(SUB_M == VEC && SUB_N == VEC, "a sub-tile row is one float4");
 constexpr int A_PAD = 4;
 static_assert((BLOCK_M + A_PAD) % VEC == 0, "padded rows must keep float4 loads 16-byte aligned");
 
+// The order of the blocks: consecutive blocks (as the GPU launches them) walk down GROUP rows of
+// block tiles before moving one column right. A reader may try 1 (row by row, as in chapter 08)
+// or 16, and watch lts__t_sector_hit_rate.pct.
+constexpr int GROUP = 8;
+static_assert(GROUP >= 1, "at least one row of blocks per group");
+
 // The tile copy, one float4 at a time: thread tid copies the VEC floats (a_row + l * A_ROW_STEP,
 // a_col .. a_col + VEC - 1), l < A_LOADS, of A's tile, and likewise for B; consecutive threads take
 // consecutive vectors along a row (coalesced).
@@ -84,22 +95,23 @@ static_assert(BLOCK_M % A_ROW_STEP == 0 && BLOCK_K % B_ROW_STEP == 0, "the passe
 constexpr int A_LOADS = BLOCK_M / A_ROW_STEP;
 constexpr int B_LOADS = BLOCK_K / B_ROW_STEP;
 
-// Reads X[row][col .. col+3] of a row-major matrix with leading dimension ld, of which the first
-// `valid` floats exist (the caller folds the row check in: valid <= 0 means none). Missing floats
-// read as 0.
-// One 128-bit load when all four exist and ALIGNED guarantees a 16-byte address (ld % 4 == 0,
-// col % 4 == 0, X 16-byte aligned); otherwise scalar loads. X is indexed only when valid > 0, so the
-// index stays below the matrix size (no int overflow).
+// Reads p[0 .. 3], of which the first `valid` floats exist (valid <= 0: none). Missing floats
+// read as 0, except that the ALIGNED vector read (p 16-byte aligned) may return up to 3 floats of
+// the row's padding past the last column (a row is ld >= 4 * ceil(cols / 4) floats long, as BLAS
+// defines the array): the caller zeroes those where they matter (past K, in the store stage).
+// No branches: every load is predicated. Nothing here uses a loaded value, so no instruction
+// waits for one until the store stage.
 template <bool ALIGNED>
-__device__ __forceinline__ float4 load4(const float* X, int ld, int row, int col, int valid) {
+__device__ __forceinline__ float4 load4(const float* p, int valid) {
   float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (valid <= 0) return v;
-  const float* p = &X[row * ld + col];
-  if (ALIGNED && valid >= VEC) return *reinterpret_cast<const float4*>(p);
-  v.x = p[0];
-  if (valid > 1) v.y = p[1];
-  if (valid > 2) v.z = p[2];
-  if (valid > 3) v.w = p[3];
+  if (ALIGNED) {
+    if (valid > 0) v = *reinterpret_cast<const float4*>(p);
+  } else {
+    v.x = valid > 0 ? p[0] : 0.0f;
+    v.y = valid > 1 ? p[1] : 0.0f;
+    v.z = valid > 2 ? p[2] : 0.0f;
+    v.w = valid > 3 ? p[3] : 0.0f;
+  }
   return v;
 }
 
@@ -154,18 +166,29 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   const int lane_col = (lane / 2) % LANES_N;
   const int thread_row = warp_row * WARP_M + lane_row * SUB_M;
   const int thread_col = warp_col * WARP_N + lane_col * SUB_N;
-  const int block_row = blockIdx.y * BLOCK_M;  // first row of C (and of A) of this block
-  const int block_col = blockIdx.x * BLOCK_N;  // first column of C (and of B) of this block
+  // This block's tile of C. Block number bid (the launch order) falls in group bid / per_group,
+  // rows first .. first + rows - 1 of block tiles; inside it, as a plain loop,
+  //   for (col < gridDim.x) for (r < rows): in_group = col * rows + r  ->  tile (first + r, col).
+  const int bid = blockIdx.y * gridDim.x + blockIdx.x;
+  const int per_group = GROUP * gridDim.x;
+  const int first = bid / per_group * GROUP;
+  const int rows = min(int(gridDim.y) - first, GROUP);  // the last group may be shorter
+  const int in_group = bid - first * gridDim.x;
+  const int block_row = (first + in_group % rows) * BLOCK_M;  // first row of C (and of A) of this block
+  const int block_col = (in_group / rows) * BLOCK_N;          // first column of C (and of B) of this block
   // This thread's share of the tile copy (see A_ROW_STEP above).
   const int a_row = tid / (BLOCK_K / VEC), a_col = (tid % (BLOCK_K / VEC)) * VEC;
   const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
 
-  // Bounds of the tile copy that do not change along K, checked once: whether this thread's rows
-  // of A exist, and how many of its VEC columns of B do (<= 0: none).
+  // What the tile copy needs that does not change along K, computed once: whether this thread's
+  // rows of A exist, how many of its VEC columns of B do (<= 0: none), and where its first float4
+  // of each tile is at k0 = 0 (64-bit offsets; a row past M is addressed but never read).
   bool a_row_ok[A_LOADS];
 #pragma unroll
   for (int l = 0; l < A_LOADS; ++l) a_row_ok[l] = block_row + a_row + l * A_ROW_STEP < M;
   const int b_valid = N - (block_col + b_col);
+  const float* a_src = A + std::size_t(block_row + a_row) * lda + a_col;
+  const float* b_src = B + std::size_t(b_row) * ldb + block_col + b_col;
 
   // Global-load stage: this thread's float4s of the tiles at K offset k0, into registers. Outside
   // the matrices they read zeros, so the math needs no bounds checks (a zero adds nothing).
@@ -174,21 +197,29 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   auto load_tiles = [&](int k0) {
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
-      const int k = k0 + a_col;
-      a_ldg[l] = load4<ALIGNED>(A, lda, block_row + a_row + l * A_ROW_STEP, k, a_row_ok[l] ? K - k : 0);
+      // (int offsets: only those of rows and K steps that exist, so below the matrix size)
+      const int offset = a_row_ok[l] ? l * A_ROW_STEP * lda + k0 : 0;
+      a_ldg[l] = load4<ALIGNED>(a_src + offset, a_row_ok[l] ? K - (k0 + a_col) : 0);
     }
 #pragma unroll
     for (int l = 0; l < B_LOADS; ++l) {
       const int k = k0 + b_row + l * B_ROW_STEP;
-      b_ldg[l] = load4<ALIGNED>(B, ldb, k, block_col + b_col, k < K ? b_valid : 0);
+      b_ldg[l] = load4<ALIGNED>(b_src + (k < K ? (k - b_row) * ldb : 0), k < K ? b_valid : 0);
     }
   };
-  // Shared-store stage: those registers into buffer `buf`.
-  auto store_tiles = [&](int buf) {
+  // Shared-store stage: those registers (loaded for K offset k0) into buffer `buf`.
+  auto store_tiles = [&](int buf, int k0) {
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
       // Transpose on the way in: A[row][k .. k+3] goes down a column of the k-major tile.
       const int r = a_row + l * A_ROW_STEP;
+      if (ALIGNED) {  // floats past K read from the row's padding: zero them (B's rows there are 0,
+                      // but padding may hold anything, NaN included)
+        const int valid = K - (k0 + a_col);
+        if (valid < 2) a_ldg[l].y = 0.0f;
+        if (valid < 3) a_ldg[l].z = 0.0f;
+        if (valid < 4) a_ldg[l].w = 0.0f;
+      }
       As[buf][a_col + 0][r] = a_ldg[l].x;
       As[buf][a_col + 1][r] = a_ldg[l].y;
       As[buf][a_col + 2][r] = a_ldg[l].z;
@@ -204,18 +235,8 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   float a_frag[THREAD_M];              // A[thread's rows][k]
   float b_frag[THREAD_N];              // B[k][thread's columns]
 
-  // Prologue: the first K step goes straight through both stages into buffer 0.
-  load_tiles(0);
-  store_tiles(0);
-  __syncthreads();
-
-  int buf = 0;  // the buffer holding the K step being computed
-  for (int k0 = 0; k0 < K; k0 += BLOCK_K) {  // move BLOCK_K columns right in A, BLOCK_K rows down in B
-    const bool has_next = k0 + BLOCK_K < K;
-    // Issue the next K step's global loads now; nothing waits for them until store_tiles below,
-    // so their latency overlaps the math.
-    if (has_next) load_tiles(k0 + BLOCK_K);
-
+  // The math of one K step on buffer `buf`: for each k, fragments, then the outer product.
+  auto compute_step = [&](int buf) {
 #pragma unroll
     for (int k = 0; k < BLOCK_K; ++k) {
       // Fragments: SUBS_M + SUBS_N float4 shared loads, then THREAD_M * THREAD_N FMAs from registers.
@@ -242,13 +263,26 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
         for (int n = 0; n < THREAD_N; ++n) acc[m][n] += a_frag[m] * b_frag[n];
       }
     }
-    // The other buffer is free: its last readers (the previous K step) passed the barrier below.
-    if (has_next) store_tiles(buf ^ 1);
+  };
+
+  // Prologue: the first K step goes straight through both stages into buffer 0.
+  load_tiles(0);
+  store_tiles(0, 0);
+  __syncthreads();
+
+
+  int buf = 0;  // the buffer holding the K step being computed
+  // k0 is the NEXT K step's offset: BLOCK_K columns right in A, BLOCK_K rows down in B.
+  for (int k0 = BLOCK_K; k0 < K; k0 += BLOCK_K) {
+    load_tiles(k0);            // issue the next step's global loads; nothing waits for them...
+    compute_step(buf);         // ...during the math on this step...
+    store_tiles(buf ^ 1, k0);  // ...until they go into the other buffer, free since the last barrier
     // One barrier per K step: buf ^ 1 is complete before anyone computes on it, and everyone is done
     // reading buf before the next K step stores into it.
     __syncthreads();
     buf ^= 1;
   }
+  compute_step(buf);  // the last K step: nothing left to load
 
   // Epilogue, one float4 per sub-tile row. No early return above: every thread must reach the
   // barriers, even those outside C.
@@ -273,7 +307,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 inline void double_buffered_gemm(const tut::GemmProblem& p, const float* A, const float* B, float* C,
-                                 cudaStream_t stream) {
+                          cudaStream_t stream) {
   const dim3 block(NUM_THREADS);
   // Columns in grid.x, rows in grid.y: at most 2^20 / BLOCK_M = 8192 rows of blocks (limit 65535).
   const dim3 grid(tut::ceil_div(p.n, BLOCK_N), tut::ceil_div(p.m, BLOCK_M));
