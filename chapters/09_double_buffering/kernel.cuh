@@ -5,7 +5,7 @@
 //                registers (a_ldg, b_ldg) before the block computes on the current buffer, and the
 //                "shared store" stage writes them into the other buffer after the math. One
 //                __syncthreads per K step instead of two. What the copy needs that does not change
-//                along K (which of its rows of A exist, where its rows start) is computed once, and
+//                along K (which of its rows of A exist) is computed once, and
 //                the zeroing of a vector's floats past K moves to the store stage, so that nothing
 //                waits for a global load before the math. And the order of the blocks changes:
 //                GROUP rows of blocks at a time sweep the columns, so that the blocks resident
@@ -95,18 +95,21 @@ static_assert(BLOCK_M % A_ROW_STEP == 0 && BLOCK_K % B_ROW_STEP == 0, "the passe
 constexpr int A_LOADS = BLOCK_M / A_ROW_STEP;
 constexpr int B_LOADS = BLOCK_K / B_ROW_STEP;
 
-// Reads p[0 .. 3], of which the first `valid` floats exist (valid <= 0: none). Missing floats
-// read as 0, except that the ALIGNED vector read (p 16-byte aligned) may return up to 3 floats of
-// the row's padding past the last column (a row is ld >= 4 * ceil(cols / 4) floats long, as BLAS
-// defines the array): the caller zeroes those where they matter (past K, in the store stage).
-// No branches: every load is predicated. Nothing here uses a loaded value, so no instruction
-// waits for one until the store stage.
+// Reads X[row][col .. col+3] of a row-major matrix with leading dimension ld, of which the first
+// `valid` floats exist (the caller folds the row check in: valid <= 0 means none). Missing floats
+// read as 0, except that the ALIGNED vector read (ld % 4 == 0, col % 4 == 0, X 16-byte aligned)
+// may return up to 3 floats of the row's padding past the last column (a row is ld >= 4 *
+// ceil(cols / 4) floats long, as BLAS defines the array): the caller zeroes those where they
+// matter, past K, in the store stage. No branches: every load is predicated, and nothing here uses
+// a loaded value, so no instruction waits for one before the store stage. X is indexed only when
+// valid > 0 (no int overflow).
 template <bool ALIGNED>
-__device__ __forceinline__ float4 load4(const float* p, int valid) {
+__device__ __forceinline__ float4 load4(const float* X, int ld, int row, int col, int valid) {
   float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   if (ALIGNED) {
-    if (valid > 0) v = *reinterpret_cast<const float4*>(p);
+    if (valid > 0) v = *reinterpret_cast<const float4*>(&X[row * ld + col]);
   } else {
+    const float* p = X + (valid > 0 ? row * ld + col : 0);
     v.x = valid > 0 ? p[0] : 0.0f;
     v.y = valid > 1 ? p[1] : 0.0f;
     v.z = valid > 2 ? p[2] : 0.0f;
@@ -169,26 +172,27 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   // This block's tile of C. Block number bid (the launch order) falls in group bid / per_group,
   // rows first .. first + rows - 1 of block tiles; inside it, as a plain loop,
   //   for (col < gridDim.x) for (r < rows): in_group = col * rows + r  ->  tile (first + r, col).
+  // The unaligned instance keeps chapter 08's order (tile (blockIdx.y, blockIdx.x)): its scalar
+  // loads leave no registers for the group arithmetic (it would spill), and it is not L2-bound.
   const int bid = blockIdx.y * gridDim.x + blockIdx.x;
   const int per_group = GROUP * gridDim.x;
   const int first = bid / per_group * GROUP;
   const int rows = min(int(gridDim.y) - first, GROUP);  // the last group may be shorter
-  const int in_group = bid - first * gridDim.x;
-  const int block_row = (first + in_group % rows) * BLOCK_M;  // first row of C (and of A) of this block
-  const int block_col = (in_group / rows) * BLOCK_N;          // first column of C (and of B) of this block
+  const int in_group = bid % per_group;
+  const int tile_row = ALIGNED ? first + in_group % rows : int(blockIdx.y);
+  const int tile_col = ALIGNED ? in_group / rows : int(blockIdx.x);
+  const int block_row = tile_row * BLOCK_M;  // first row of C (and of A) of this block
+  const int block_col = tile_col * BLOCK_N;  // first column of C (and of B) of this block
   // This thread's share of the tile copy (see A_ROW_STEP above).
   const int a_row = tid / (BLOCK_K / VEC), a_col = (tid % (BLOCK_K / VEC)) * VEC;
   const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
 
-  // What the tile copy needs that does not change along K, computed once: whether this thread's
-  // rows of A exist, how many of its VEC columns of B do (<= 0: none), and where its first float4
-  // of each tile is at k0 = 0 (64-bit offsets; a row past M is addressed but never read).
+  // Bounds of the tile copy that do not change along K, checked once: whether this thread's rows
+  // of A exist, and how many of its VEC columns of B do (<= 0: none).
   bool a_row_ok[A_LOADS];
 #pragma unroll
   for (int l = 0; l < A_LOADS; ++l) a_row_ok[l] = block_row + a_row + l * A_ROW_STEP < M;
   const int b_valid = N - (block_col + b_col);
-  const float* a_src = A + std::size_t(block_row + a_row) * lda + a_col;
-  const float* b_src = B + std::size_t(b_row) * ldb + block_col + b_col;
 
   // Global-load stage: this thread's float4s of the tiles at K offset k0, into registers. Outside
   // the matrices they read zeros, so the math needs no bounds checks (a zero adds nothing).
@@ -197,14 +201,13 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   auto load_tiles = [&](int k0) {
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
-      // (int offsets: only those of rows and K steps that exist, so below the matrix size)
-      const int offset = a_row_ok[l] ? l * A_ROW_STEP * lda + k0 : 0;
-      a_ldg[l] = load4<ALIGNED>(a_src + offset, a_row_ok[l] ? K - (k0 + a_col) : 0);
+      const int k = k0 + a_col;
+      a_ldg[l] = load4<ALIGNED>(A, lda, block_row + a_row + l * A_ROW_STEP, k, a_row_ok[l] ? K - k : 0);
     }
 #pragma unroll
     for (int l = 0; l < B_LOADS; ++l) {
       const int k = k0 + b_row + l * B_ROW_STEP;
-      b_ldg[l] = load4<ALIGNED>(b_src + (k < K ? (k - b_row) * ldb : 0), k < K ? b_valid : 0);
+      b_ldg[l] = load4<ALIGNED>(B, ldb, k, block_col + b_col, k < K ? b_valid : 0);
     }
   };
   // Shared-store stage: those registers (loaded for K offset k0) into buffer `buf`.
