@@ -83,10 +83,29 @@ def ch01_thread_mapping(path: Path) -> None:
     plt.close(fig)
 
 
-# chapter folder -> {file name: drawing function}
+# chapter folder -> {file name: drawing function}: chapter 01's here, the others' from the modules
+# of plots/chapter_figures/ (one per chapter, each with CHAPTER and FIGURES).
 FIGURES = {
     "01_naive_gemm": {"thread-mapping.png": ch01_thread_mapping},
 }
+
+
+def _collect_chapter_modules() -> None:
+    import importlib
+    import pkgutil
+
+    import chapter_figures
+
+    for info in sorted(pkgutil.iter_modules(chapter_figures.__path__), key=lambda m: m.name):
+        if not info.name.startswith("ch"):
+            continue  # helpers shared by the chapter modules
+        module = importlib.import_module(f"chapter_figures.{info.name}")
+        FIGURES.setdefault(module.CHAPTER, {}).update(module.FIGURES)
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+_collect_chapter_modules()
+FIGURES = dict(sorted(FIGURES.items()))
 
 
 def main(argv=None) -> int:
