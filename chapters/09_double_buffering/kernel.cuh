@@ -7,19 +7,17 @@
 //                __syncthreads per K step instead of two. What the copy needs that does not change
 //                along K (which of its rows of A exist) is computed once, and
 //                the zeroing of a vector's floats past K moves to the store stage, so that nothing
-//                waits for a global load before the math. And the order of the blocks changes:
-//                GROUP rows of blocks at a time sweep the columns, so that the blocks resident
-//                together share rows of A and columns of B in L2 (block_row / block_col below).
+//                waits for a global load before the math. The last K step is peeled off the loop
+//                (it has nothing to load), so the loop body has no branch.
 // Prediction:    10% to 15% over chapter 08, to within a few percent of cuBLAS. In chapter 08 every
 //                K step ends with the whole block waiting on global loads (hundreds of cycles from
 //                L2) that only the other resident block can cover, plus a second barrier. Now the
 //                loads for step k+1 are in flight during the 16 x 64 = 1024 FMAs of step k, so their
 //                latency is hidden inside the block, and the only stall left per K step is one
-//                barrier. The grouped order should add a few percent through L2 hits.
+//                barrier.
 // Metric:        smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active (waiting on
 //                global loads) and ..._barrier_per_issue_active shrink;
-//                sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active rises toward 80%;
-//                lts__t_sector_hit_rate.pct rises with the grouped order.
+//                sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active rises toward 80%.
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1. Any leading
 //                dimension and pointer work; the fast path needs them multiples of 4 / 16 bytes.
 //                Shared memory: 2 x (BLOCK_K x (BLOCK_M + A_PAD) + BLOCK_K x BLOCK_N) floats, 32.5 KB.
@@ -77,12 +75,6 @@ static_assert(SUB_M == VEC && SUB_N == VEC, "a sub-tile row is one float4");
 constexpr int A_PAD = 4;
 static_assert((BLOCK_M + A_PAD) % VEC == 0, "padded rows must keep float4 loads 16-byte aligned");
 
-// The order of the blocks: consecutive blocks (as the GPU launches them) walk down GROUP rows of
-// block tiles before moving one column right. A reader may try 1 (row by row, as in chapter 08)
-// or 16, and watch lts__t_sector_hit_rate.pct.
-constexpr int GROUP = 8;
-static_assert(GROUP >= 1, "at least one row of blocks per group");
-
 // The tile copy, one float4 at a time: thread tid copies the VEC floats (a_row + l * A_ROW_STEP,
 // a_col .. a_col + VEC - 1), l < A_LOADS, of A's tile, and likewise for B; consecutive threads take
 // consecutive vectors along a row (coalesced).
@@ -109,11 +101,10 @@ __device__ __forceinline__ float4 load4(const float* X, int ld, int row, int col
   if (ALIGNED) {
     if (valid > 0) v = *reinterpret_cast<const float4*>(&X[row * ld + col]);
   } else {
-    const float* p = X + (valid > 0 ? row * ld + col : 0);
-    v.x = valid > 0 ? p[0] : 0.0f;
-    v.y = valid > 1 ? p[1] : 0.0f;
-    v.z = valid > 2 ? p[2] : 0.0f;
-    v.w = valid > 3 ? p[3] : 0.0f;
+    if (valid > 0) v.x = X[row * ld + col];
+    if (valid > 1) v.y = X[row * ld + col + 1];
+    if (valid > 2) v.z = X[row * ld + col + 2];
+    if (valid > 3) v.w = X[row * ld + col + 3];
   }
   return v;
 }
@@ -169,20 +160,8 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   const int lane_col = (lane / 2) % LANES_N;
   const int thread_row = warp_row * WARP_M + lane_row * SUB_M;
   const int thread_col = warp_col * WARP_N + lane_col * SUB_N;
-  // This block's tile of C. Block number bid (the launch order) falls in group bid / per_group,
-  // rows first .. first + rows - 1 of block tiles; inside it, as a plain loop,
-  //   for (col < gridDim.x) for (r < rows): in_group = col * rows + r  ->  tile (first + r, col).
-  // The unaligned instance keeps chapter 08's order (tile (blockIdx.y, blockIdx.x)): its scalar
-  // loads leave no registers for the group arithmetic (it would spill), and it is not L2-bound.
-  const int bid = blockIdx.y * gridDim.x + blockIdx.x;
-  const int per_group = GROUP * gridDim.x;
-  const int first = bid / per_group * GROUP;
-  const int rows = min(int(gridDim.y) - first, GROUP);  // the last group may be shorter
-  const int in_group = bid % per_group;
-  const int tile_row = ALIGNED ? first + in_group % rows : int(blockIdx.y);
-  const int tile_col = ALIGNED ? in_group / rows : int(blockIdx.x);
-  const int block_row = tile_row * BLOCK_M;  // first row of C (and of A) of this block
-  const int block_col = tile_col * BLOCK_N;  // first column of C (and of B) of this block
+  const int block_row = blockIdx.y * BLOCK_M;  // first row of C (and of A) of this block
+  const int block_col = blockIdx.x * BLOCK_N;  // first column of C (and of B) of this block
   // This thread's share of the tile copy (see A_ROW_STEP above).
   const int a_row = tid / (BLOCK_K / VEC), a_col = (tid % (BLOCK_K / VEC)) * VEC;
   const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
