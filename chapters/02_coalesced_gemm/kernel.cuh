@@ -7,7 +7,7 @@
 //                share one A[row][k] (1 sector, broadcast) and read 32 consecutive floats of B's row
 //                k (128 bytes, 4 sectors, all useful): 33 sectors become 5. The stores of C become
 //                one 128-byte line per warp instead of 32 scattered ones. Still 2 loads per FMA
-//                (0.5 FLOP per loaded byte): the loads now hit L1, and L1 bandwidth is the ceiling.
+//                (0.25 FLOP per loaded byte): the loads now hit L1, and L1 bandwidth is the ceiling.
 // Metric:        sectors per request, l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum divided by
 //                l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum: from ~16.5 (33 sectors over the
 //                A and B requests) to ~2.5 (5 over 2).

@@ -252,7 +252,6 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   store_tiles(0, 0);
   __syncthreads();
 
-
   int buf = 0;  // the buffer holding the K step being computed
   // k0 is the NEXT K step's offset: BLOCK_K columns right in A, BLOCK_K rows down in B.
   for (int k0 = BLOCK_K; k0 < K; k0 += BLOCK_K) {
