@@ -5,7 +5,7 @@
 // Prediction:    far below both ceilings. Threads are numbered so that threadIdx.x walks the rows
 //                of C: the 32 threads of a warp read 32 different rows of A (addresses K*4 bytes
 //                apart, one 32-byte sector each for 4 useful bytes) and write 32 different rows of C.
-//                Each thread also loads 2K floats for 2K FLOPs: 0.5 FLOP per loaded byte, so even
+//                Each thread also loads 2K floats for 2K FLOPs: 0.25 FLOP per loaded byte, so even
 //                a perfect cache could not feed the FMA units.
 // Metric:        global load sectors per request (~32 for A, 1 for B: all lanes share B[k][col]);
 //                L1/L2 hit rates carry what performance there is.
