@@ -19,7 +19,8 @@
 namespace ch04 {
 
 // Block tile of C (BLOCK_M x BLOCK_N), the K step (BLOCK_K) and the results per thread (THREAD_M,
-// one column). A reader may try THREAD_M = 4 or 16, or BLOCK_K = 16; the static_asserts keep the copy
+// one column). A reader may try THREAD_M = 16, BLOCK_K = 16, or THREAD_M = 4 together with BLOCK_K = 16
+// (1024 threads need a 64 x 16 tile of A to copy one element each); the static_asserts keep the copy
 // loops exact.
 constexpr int BLOCK_M = 64;
 constexpr int BLOCK_N = 64;

@@ -27,7 +27,8 @@ namespace ch05 {
 
 // Block tile of C (BLOCK_M x BLOCK_N), the K step (BLOCK_K), the results per thread
 // (THREAD_M x THREAD_N) and their sub-tiles (SUB_M x SUB_N). A reader may try BLOCK_K = 8, or
-// THREAD_M = THREAD_N = 4 (1024 threads); the static_asserts keep the copy loops exact.
+// THREAD_M = THREAD_N = 4 (1024 threads) together with MIN_BLOCKS_PER_SM = 1 (two blocks of 1024 threads
+// leave 32 registers per thread, and the kernel spills); the static_asserts keep the copy loops exact.
 constexpr int BLOCK_M = 128;
 constexpr int BLOCK_N = 128;
 constexpr int BLOCK_K = 16;

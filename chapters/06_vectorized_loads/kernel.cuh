@@ -19,6 +19,8 @@
 // Metric:        l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum: ~2.7x fewer;
 //                smsp__inst_executed_op_global_ld.sum: ~4x fewer (LDG.E.128 in the SASS);
 //                l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum now nonzero.
+// Note:          the store arithmetic above is that of BLOCK_K = 8. With BLOCK_K = 16 a warp's transposed
+//                store covers 8 rows of A's tile and 4 values of a_col, and is 4-way conflicted (README).
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1. Any leading
 //                dimension and pointer work; the fast path needs them multiples of 4 / 16 bytes.
 #pragma once

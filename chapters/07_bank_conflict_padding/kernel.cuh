@@ -15,6 +15,10 @@
 // Metric:        l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum: to ~0;
 //                l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum: down ~33% (12 -> 8 per warp
 //                and K step).
+// Note:          the arithmetic above is that of BLOCK_K = 8. With BLOCK_K = 16 a warp's store has 8 rows
+//                and a_col = 0, 4, 8, 12: 4-way conflicted with 128 floats per row, 2-way with 132 (rows
+//                8 apart are 8 * 132 = 1056 = 0 (mod 32) banks apart); per warp and K step 40 -> 24
+//                store wavefronts. No padding that keeps rows 16-byte aligned does better (README).
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1. Any leading
 //                dimension and pointer work; the fast path needs them multiples of 4 / 16 bytes.
 #pragma once
