@@ -18,20 +18,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
+from chapter_figures._draw import cell_grid  # noqa: E402
+
 WARP = 32
 LANE_CMAP = plt.get_cmap("viridis")
 
 
-def _grid(ax, rows, cols, title):
-    ax.set_xlim(0, cols)
-    ax.set_ylim(rows, 0)
-    ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title, fontsize=9)
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((c, r), 1, 1, fill=False, lw=0.2, ec="#bbbbbb"))
+_grid = cell_grid
 
 
 def ch01_thread_mapping(path: Path) -> None:

@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
+from chapter_figures._draw import cell_grid, lane_color  # noqa: E402
 
 CHAPTER = "02_coalesced_gemm"
 
@@ -23,20 +24,11 @@ LANE_CMAP = plt.get_cmap("viridis")
 STEP_K = 5  # the loop step k shown in the pictures (any k would do)
 
 
-def _lane_color(lane: int):
-    return LANE_CMAP(lane / (WARP - 1))
+_lane_color = lane_color
 
 
 def _grid(ax, rows, cols, title):
-    ax.set_xlim(0, cols)
-    ax.set_ylim(rows, 0)
-    ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title, fontsize=10)
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((c, r), 1, 1, fill=False, lw=0.2, ec="#bbbbbb"))
+    cell_grid(ax, rows, cols, title, fontsize=10)
 
 
 def _sector_strip(ax, y, n_sectors, used, label, note, color_of):

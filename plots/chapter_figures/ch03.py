@@ -13,6 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+from chapter_figures._draw import cell_grid, lane_color  # noqa: E402
 
 CHAPTER = "03_smem_tiling"
 
@@ -37,20 +38,11 @@ AHEAD = "#f4f4f4"  # tiles of later K steps
 BOX = dict(fc="white", ec="none", alpha=0.9, pad=1.5)  # behind text drawn over a grid
 
 
-def _lane_color(lane: int):
-    return LANE_CMAP(lane / (WARP - 1))
+_lane_color = lane_color
 
 
 def _grid(ax, rows, cols, title):
-    ax.set_xlim(0, cols)
-    ax.set_ylim(rows, 0)
-    ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title, fontsize=10)
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((c, r), 1, 1, fill=False, lw=0.2, ec="#bbbbbb"))
+    cell_grid(ax, rows, cols, title, fontsize=10)
 
 
 def _matrix(ax, x0, y0, rows, cols, name, fill):

@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+from chapter_figures._draw import cell_grid  # noqa: E402
 
 CHAPTER = "06_vectorized_loads"
 
@@ -43,15 +44,7 @@ def b_copy(tid: int, l: int = 0) -> tuple[int, int]:
 
 
 def _frame(ax, rows, cols, title):
-    ax.set_xlim(-0.5, cols + 0.5)
-    ax.set_ylim(rows + 0.5, -0.5)
-    ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_title(title, fontsize=9)
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((c, r), 1, 1, fill=False, lw=0.2, ec="#bbbbbb"))
+    cell_grid(ax, rows, cols, title, fontsize=9, margin=0.5)
 
 
 def _lane_color(tid: int):

@@ -1,0 +1,26 @@
+"""Drawing helpers shared by figures.py and the chapter modules (not a chapter: no CHAPTER)."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import Rectangle
+
+WARP = 32
+LANE_CMAP = plt.get_cmap("viridis")
+
+
+def lane_color(lane: int):
+    """The colour of lane 0..31, the same in every figure."""
+    return LANE_CMAP(lane / (WARP - 1))
+
+
+def cell_grid(ax, rows: int, cols: int, title: str, fontsize: int = 9, margin: float = 0.0) -> None:
+    """Axes showing a rows x cols grid of unit cells, row 0 at the top, no ticks."""
+    ax.set_xlim(-margin, cols + margin)
+    ax.set_ylim(rows + margin, -margin)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title, fontsize=fontsize)
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((c, r), 1, 1, fill=False, lw=0.2, ec="#bbbbbb"))
