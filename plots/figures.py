@@ -15,16 +15,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # chapter_figures
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from chapter_figures._draw import cell_grid  # noqa: E402
-
-WARP = 32
-LANE_CMAP = plt.get_cmap("viridis")
-
-
-_grid = cell_grid
+from chapter_figures._draw import WARP, cell_grid, lane_color  # noqa: E402
 
 
 def ch01_thread_mapping(path: Path) -> None:
@@ -34,10 +29,10 @@ def ch01_thread_mapping(path: Path) -> None:
 
     # (1) The C tile of one block: warp w = threadIdx.y holds lanes x = 0..31, i.e. column w of the tile.
     ax = axes[0]
-    _grid(ax, block, block, "(1) C tile of one 32×32 block:\nwarp w (threadIdx.y = w) is COLUMN w,\nits lane = threadIdx.x is the row")
+    cell_grid(ax, block, block, "(1) C tile of one 32×32 block:\nwarp w (threadIdx.y = w) is COLUMN w,\nits lane = threadIdx.x is the row")
     for w in range(3):
         for lane in range(WARP):
-            ax.add_patch(Rectangle((w, lane), 1, 1, color=LANE_CMAP(lane / (WARP - 1)), alpha=1.0 if w == 0 else 0.35))
+            ax.add_patch(Rectangle((w, lane), 1, 1, color=lane_color(lane), alpha=1.0 if w == 0 else 0.35))
     ax.annotate("← warp 0 (bright); warps 1, 2 (faded)", (3.3, 16), fontsize=8, va="center")
     ax.set_xlabel("col (threadIdx.y)", fontsize=8)
     ax.set_ylabel("row (threadIdx.x)", fontsize=8)
@@ -45,9 +40,9 @@ def ch01_thread_mapping(path: Path) -> None:
     # (2) A: at step k, warp 0 reads A[row0 + lane][k]: one element in each of 32 rows.
     ax = axes[1]
     rows_a, cols_a, k = 32, 32, 5
-    _grid(ax, rows_a, cols_a, f"(2) A (row-major) at loop step k = {k}:\nwarp 0 reads A[lane][k],\none element in each of 32 rows")
+    cell_grid(ax, rows_a, cols_a, f"(2) A (row-major) at loop step k = {k}:\nwarp 0 reads A[lane][k],\none element in each of 32 rows")
     for lane in range(WARP):
-        ax.add_patch(Rectangle((k, lane), 1, 1, color=LANE_CMAP(lane / (WARP - 1))))
+        ax.add_patch(Rectangle((k, lane), 1, 1, color=lane_color(lane)))
     ax.add_patch(Rectangle((0, 0), cols_a, 1, fill=False, ec="red", lw=1.2))
     ax.set_xlabel("k →   (red: row 0 of A, K consecutive floats in memory)", fontsize=8)
 
@@ -59,7 +54,7 @@ def ch01_thread_mapping(path: Path) -> None:
     for lane in range(8):
         x = lane * 1.0
         ax.add_patch(Rectangle((x, 0), 0.8, 1, fc="#eeeeee", ec="#999999", lw=0.5))
-        ax.add_patch(Rectangle((x + 0.1 * (k % 8), 0), 0.1, 1, color=LANE_CMAP(lane / (WARP - 1))))
+        ax.add_patch(Rectangle((x + 0.1 * (k % 8), 0), 0.1, 1, color=lane_color(lane)))
         ax.annotate(f"row {lane}", (x + 0.4, 1.1), ha="center", fontsize=7)
         if lane < 7:
             ax.annotate("", xy=(x + 1.0, 0.5), xytext=(x + 0.8, 0.5), arrowprops=dict(arrowstyle="-", ls=":", lw=0.8))
@@ -96,7 +91,6 @@ def _collect_chapter_modules() -> None:
         FIGURES.setdefault(module.CHAPTER, {}).update(module.FIGURES)
 
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 _collect_chapter_modules()
 FIGURES = dict(sorted(FIGURES.items()))
 

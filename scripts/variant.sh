@@ -39,7 +39,7 @@ echo "variant: building $name (sm_${arch:-90}; spills are errors, as for the cha
 rm -f "$dir/$name"
 "$nvcc" -std=c++17 -O3 -lineinfo -arch="sm_${arch:-90}" -Icommon/include -Xptxas -v,-warn-spills,-Werror \
   -DTUT_STEP_NAME="\"$name\"" -DTUT_STEP_TITLE="\"$*\"" "$dir/main.cu" -o "$dir/$name" \
-  "$lib/libtut_common.a" "$build/common/libtut_host.a" -lcublas 2>&1 | grep -E "error|registers|spill" || true
+  "$lib/libtut_common.a" "$lib/libtut_host.a" -lcublas 2>&1 | grep -E "error|registers|spill" || true
 [ -x "$dir/$name" ] || { echo "variant: build failed"; exit 1; }
 
 "$dir/$name" --self-test >"$dir/self-test.log" 2>&1 && st=0 || st=$?

@@ -12,19 +12,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-from chapter_figures._draw import cell_grid, lane_color  # noqa: E402
+from chapter_figures._draw import WARP, cell_grid, lane_color  # noqa: E402
 
 CHAPTER = "02_coalesced_gemm"
 
-WARP = 32
 BLOCK_X = 32  # BLOCK_X in chapters/02_coalesced_gemm/kernel.cuh (threads along the columns of C)
 BLOCK_Y = 32  # BLOCK_Y in chapters/02_coalesced_gemm/kernel.cuh (threads along the rows of C)
 SECTOR_BYTES = 32
-LANE_CMAP = plt.get_cmap("viridis")
 STEP_K = 5  # the loop step k shown in the pictures (any k would do)
-
-
-_lane_color = lane_color
 
 
 def _grid(ax, rows, cols, title):
@@ -56,7 +51,7 @@ def ch02_coalesced_mapping(path: Path) -> None:
           "its lane = threadIdx.x is the column")
     for w in range(3):
         for lane in range(WARP):
-            ax.add_patch(Rectangle((lane, w), 1, 1, color=_lane_color(lane), alpha=1.0 if w == 0 else 0.35))
+            ax.add_patch(Rectangle((lane, w), 1, 1, color=lane_color(lane), alpha=1.0 if w == 0 else 0.35))
     ax.annotate("↑ warp 0 (bright); warps 1, 2 (faded)", (2, 6.2), fontsize=9)
     ax.annotate("chapter 01: a warp was a COLUMN\nof this tile (dashed)", (2, 12.5), fontsize=9, color="#b03030")
     ax.add_patch(Rectangle((0, 0), 1, BLOCK_Y, fill=False, ec="#b03030", lw=1.4, ls="--"))
@@ -81,7 +76,7 @@ def ch02_coalesced_mapping(path: Path) -> None:
           f"(3) B at loop step k = {STEP_K}: lane i reads B[k][col0 + i],\n"
           "32 consecutive floats of row k\n(128 bytes = 4 sectors, every byte used)")
     for lane in range(WARP):
-        ax.add_patch(Rectangle((lane, STEP_K), 1, 1, color=_lane_color(lane)))
+        ax.add_patch(Rectangle((lane, STEP_K), 1, 1, color=lane_color(lane)))
     ax.annotate("↑ row k of B, in memory order", (2, STEP_K + 2.5), fontsize=9)
     ax.annotate("the same lanes then store C[row0][col0 + i]:\none 128-byte line per warp\n"
                 "(chapter 01: 32 lines, one per row)", (1, 16), fontsize=9)
@@ -97,13 +92,13 @@ def ch02_coalesced_mapping(path: Path) -> None:
     used01 = {(lane, STEP_K % 8): lane * (WARP // shown) for lane in range(shown)}
     _sector_strip(ax, 4.6, shown, used01, "chapter 01\nload of A",
                   f"32 sectors, 4 bytes used in each ({shown} drawn), addresses 4·K bytes apart  "
-                  "+ B: 1 sector (broadcast)  =  33 sectors for 132 useful bytes", _lane_color)
+                  "+ B: 1 sector (broadcast)  =  33 sectors for 132 useful bytes", lane_color)
     ax.annotate("…", (shown * 9.0 - 0.6, 5.1), fontsize=16, va="center")
     # chapter 02: B[k][col0 + lane] -> 4 sectors, all 32 floats used.
     used02 = {(lane // 8, lane % 8): lane for lane in range(WARP)}
     _sector_strip(ax, 1.9, 4, used02, "chapter 02\nload of B",
                   "4 adjacent sectors (one 128-byte line), all 128 bytes used  "
-                  "+ A: 1 sector (broadcast)  =  5 sectors for 132 useful bytes", _lane_color)
+                  "+ A: 1 sector (broadcast)  =  5 sectors for 132 useful bytes", lane_color)
     ax.add_patch(Rectangle((40.0, 1.9), 8, 1, fc="#eeeeee", ec="#777777", lw=0.8))
     ax.add_patch(Rectangle((40.0 + STEP_K % 8, 1.9), 1, 1, color="#d62728"))
     ax.annotate("load of A: 1 sector,\n4 bytes, sent to all 32 lanes", (49.0, 2.4), fontsize=9, va="center")

@@ -13,16 +13,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
-from chapter_figures._draw import cell_grid, lane_color  # noqa: E402
+from chapter_figures._draw import WARP, cell_grid, lane_color  # noqa: E402
 
 CHAPTER = "03_smem_tiling"
 
-WARP = 32
 BLOCK_M = 32  # BLOCK_M in chapters/03_smem_tiling/kernel.cuh (rows of the C tile, and of the A tile)
 BLOCK_N = 32  # BLOCK_N in chapters/03_smem_tiling/kernel.cuh (columns of the C tile, and of the B tile)
 BLOCK_K = 32  # BLOCK_K in chapters/03_smem_tiling/kernel.cuh (the K step: columns of As, rows of Bs)
 NUM_THREADS = BLOCK_M * BLOCK_N  # NUM_THREADS in the kernel: one thread per element of the C tile
-LANE_CMAP = plt.get_cmap("viridis")
 
 # The walk drawn in panel (1): a C made of TILES_M x TILES_N block tiles, K of TILES_K steps, and the
 # block (BLOCK_ROW, BLOCK_COL) at its step K_STEP. Illustration sizes, not the kernel's.
@@ -36,9 +34,6 @@ CURRENT = "#e8a33d"  # the tiles staged at this K step
 DONE = "#f6dcb3"  # tiles of earlier K steps, already consumed
 AHEAD = "#f4f4f4"  # tiles of later K steps
 BOX = dict(fc="white", ec="none", alpha=0.9, pad=1.5)  # behind text drawn over a grid
-
-
-_lane_color = lane_color
 
 
 def _grid(ax, rows, cols, title):
@@ -123,7 +118,7 @@ def _copy(ax) -> None:
           "so warp w copies ROW w of the tile: 32 consecutive\nfloats of A, one coalesced 128-byte load")
     for w in range(BLOCK_M):
         for lane in range(WARP):
-            ax.add_patch(Rectangle((lane, w), 1, 1, color=_lane_color(lane), alpha=1.0 if w in (0, 1, 2) else 0.22))
+            ax.add_patch(Rectangle((lane, w), 1, 1, color=lane_color(lane), alpha=1.0 if w in (0, 1, 2) else 0.22))
     ax.annotate("← warps 0, 1, 2", (BLOCK_K + 0.3, 1.5), fontsize=9, va="center", annotation_clip=False)
     ax.annotate(f"Bs is copied the same way: thread tid\nwrites Bs[tid / {BLOCK_N}][tid % {BLOCK_N}].\n"
                 "One global load per thread per tile\nfor each of A and B, all coalesced",
@@ -155,7 +150,7 @@ def _read_bs(ax) -> None:
           f"(4) same step k = {INNER_K}: lane i of EVERY warp reads\nBs[k][i], one 128-byte row (32 banks, 1 pass);"
           f"\nBs[k][c] serves the {BLOCK_M} threads of column c of C")
     for lane in range(WARP):
-        ax.add_patch(Rectangle((lane, INNER_K), 1, 1, color=_lane_color(lane)))
+        ax.add_patch(Rectangle((lane, INNER_K), 1, 1, color=lane_color(lane)))
     ax.add_patch(Rectangle((THREAD_COL, 0), 1, BLOCK_K, fill=False, ec="#d62728", lw=1.6))
     ax.add_patch(Rectangle((THREAD_COL, INNER_K), 1, 1, color="#d62728"))
     ax.annotate(f"red frame: the column that thread\n(row {THREAD_ROW}, col {THREAD_COL}) reads", (1, 14),

@@ -9,6 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
+from chapter_figures._draw import WARP, lane_color  # noqa: E402
+
 CHAPTER = "04_1d_register_tiling"
 
 # The tunables of chapters/04_1d_register_tiling/kernel.cuh.
@@ -18,10 +20,8 @@ BLOCK_K = 8  # BLOCK_K
 THREAD_M = 8  # THREAD_M: results per thread, stacked in one column of C
 THREAD_ROWS = BLOCK_M // THREAD_M  # rows of threads in the block (8)
 NUM_THREADS = THREAD_ROWS * BLOCK_N  # NUM_THREADS = 512
-WARP = 32
 
 SHOWN_K = 3  # the loop step k drawn in panel (2)
-LANE_CMAP = plt.get_cmap("viridis")
 HIGHLIGHT = "#d62728"  # thread 0
 A_COLOR = "#1f77b4"
 B_COLOR = "#ff7f0e"
@@ -32,10 +32,6 @@ def _cells(ax, x0, y0, rows, cols, lw=0.2, ec="#bbbbbb"):
     for r in range(rows):
         for c in range(cols):
             ax.add_patch(Rectangle((x0 + c, y0 + r), 1, 1, fill=False, lw=lw, ec=ec))
-
-
-def _lane_color(lane: int):
-    return LANE_CMAP(lane / (WARP - 1))
 
 
 def _c_tile_panel(ax) -> None:
@@ -50,8 +46,8 @@ def _c_tile_panel(ax) -> None:
     _cells(ax, 0, 0, BLOCK_M, BLOCK_N)
     # Warp 0: lanes 0..31 -> columns 0..31, rows 0..7; warp 1: columns 32..63 of the same rows (faded).
     for lane in range(WARP):
-        ax.add_patch(Rectangle((lane, 0), 1, THREAD_M, color=_lane_color(lane)))
-        ax.add_patch(Rectangle((WARP + lane, 0), 1, THREAD_M, color=_lane_color(lane), alpha=0.3))
+        ax.add_patch(Rectangle((lane, 0), 1, THREAD_M, color=lane_color(lane)))
+        ax.add_patch(Rectangle((WARP + lane, 0), 1, THREAD_M, color=lane_color(lane), alpha=0.3))
     for tr in range(THREAD_ROWS + 1):  # boundaries between rows of threads
         ax.plot([0, BLOCK_N], [tr * THREAD_M] * 2, color="#777777", lw=0.6)
     ax.add_patch(Rectangle((0, 0), 1, THREAD_M, fill=False, ec=HIGHLIGHT, lw=2.0))
@@ -90,11 +86,11 @@ def _step_panel(ax) -> None:
     ax.add_patch(Rectangle((SHOWN_K, cy), 1, THREAD_M, fill=False, ec=HIGHLIGHT, lw=1.6))
     # B: Bs[k][lane], one value per lane: a row segment of 32 consecutive floats.
     for lane in range(WARP):
-        ax.add_patch(Rectangle((cx + lane, SHOWN_K), 1, 1, color=_lane_color(lane)))
+        ax.add_patch(Rectangle((cx + lane, SHOWN_K), 1, 1, color=lane_color(lane)))
     ax.add_patch(Rectangle((cx, SHOWN_K), 1, 1, fill=False, ec=HIGHLIGHT, lw=1.6))
     # C: warp 0's results, which the step updates.
     for lane in range(WARP):
-        ax.add_patch(Rectangle((cx + lane, cy), 1, THREAD_M, color=_lane_color(lane), alpha=0.45))
+        ax.add_patch(Rectangle((cx + lane, cy), 1, THREAD_M, color=lane_color(lane), alpha=0.45))
     ax.add_patch(Rectangle((cx, cy), 1, THREAD_M, fill=False, ec=HIGHLIGHT, lw=1.6))
     ax.annotate(f"As[0..{THREAD_M - 1}][k]: {THREAD_M} loads,\nthe same address in all\n"
                 "32 lanes (broadcast)", xy=(SHOWN_K + 1, cy + THREAD_M / 2), xytext=(cx + 3, cy + 22),

@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
-from chapter_figures._draw import cell_grid  # noqa: E402
+from chapter_figures._draw import WARP, cell_grid, lane_color  # noqa: E402
 
 CHAPTER = "06_vectorized_loads"
 
@@ -26,9 +26,7 @@ A_VECS_PER_ROW = BLOCK_K // VEC  # 4 float4s per row of A's tile
 B_VECS_PER_ROW = BLOCK_N // VEC  # 32 float4s per row of B's tile
 A_ROW_STEP = NUM_THREADS // A_VECS_PER_ROW  # A_ROW_STEP = 64
 B_ROW_STEP = NUM_THREADS // B_VECS_PER_ROW  # B_ROW_STEP = 8
-WARP = 32
 
-LANE_CMAP = plt.get_cmap("viridis")
 WARP_COLORS = plt.get_cmap("tab10")
 HIGHLIGHT = "#d62728"
 
@@ -48,7 +46,7 @@ def _frame(ax, rows, cols, title):
 
 
 def _lane_color(tid: int):
-    return LANE_CMAP((tid % WARP) / (WARP - 1))
+    return lane_color(tid % WARP)
 
 
 def float4_copy(path: Path) -> None:

@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
+from chapter_figures._draw import WARP  # noqa: E402
 
 CHAPTER = "07_bank_conflict_padding"
 
@@ -17,7 +18,6 @@ BLOCK_K = 16  # BLOCK_K: rows of the k-major A tile
 A_PAD = 4  # A_PAD: rows of BLOCK_M + A_PAD = 132 floats
 VEC = 4  # VEC: each thread copies one float4 of A per pass and stores it as 4 scalars
 BANKS = 32  # shared-memory banks of 4 bytes
-WARP = 32
 
 GROUP_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]  # by a_col = 0, 4, 8, 12
 
