@@ -58,6 +58,9 @@ metrics=(
   smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio
   smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio
   smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio
+  smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio
+  smsp__average_warps_issue_stalled_wait_per_issue_active.ratio
+  smsp__issue_active.avg.pct_of_peak_sustained_active
 )
 # Keep the metrics this ncu knows (names change between versions); say which are dropped.
 known=$("$ncu" --query-metrics 2>/dev/null | awk '{print $1}' | sort -u)

@@ -4,11 +4,14 @@
 //                apart in time: the "global load" stage reads the NEXT K step's float4s into
 //                registers (a_ldg, b_ldg) before the block computes on the current buffer, and the
 //                "shared store" stage writes them into the other buffer after the math. One
-//                __syncthreads per K step instead of two. What the copy needs that does not change
-//                along K (which of its rows of A exist) is computed once, and
-//                the zeroing of a vector's floats past K moves to the store stage, so that nothing
-//                waits for a global load before the math. The last K step is peeled off the loop
-//                (it has nothing to load), so the loop body has no branch.
+//                __syncthreads per K step instead of two. With the copy now overlapped, what is
+//                left in the loop besides copy and math is bounds checking, and it goes too: rows
+//                of A past M and columns of B past N are clamped to ones that exist (they only feed
+//                results that are never stored), K is checked only in a last, partial K step
+//                peeled off the loop, and the zeroing of a vector's floats past K happens there, in
+//                the store stage, so that nothing waits for a global load before the math. The
+//                final K step (nothing left to load) is peeled too: the loop body has no branch
+//                and no bounds check.
 // Prediction:    10% to 15% over chapter 08, to within a few percent of cuBLAS. In chapter 08 every
 //                K step ends with the whole block waiting on global loads (hundreds of cycles from
 //                L2) that only the other resident block can cover, plus a second barrier. Now the
@@ -88,7 +91,7 @@ constexpr int A_LOADS = BLOCK_M / A_ROW_STEP;
 constexpr int B_LOADS = BLOCK_K / B_ROW_STEP;
 
 // Reads X[row][col .. col+3] of a row-major matrix with leading dimension ld, of which the first
-// `valid` floats exist (the caller folds the row check in: valid <= 0 means none). Missing floats
+// `valid` floats exist (valid <= 0: none; the constant VEC, inlined, leaves no check). Missing floats
 // read as 0, except that the ALIGNED vector read (ld % 4 == 0, col % 4 == 0, X 16-byte aligned)
 // may return up to 3 floats of the row's padding past the last column (a row is ld >= 4 *
 // ceil(cols / 4) floats long, as BLAS defines the array): the caller zeroes those where they
@@ -166,37 +169,46 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   const int a_row = tid / (BLOCK_K / VEC), a_col = (tid % (BLOCK_K / VEC)) * VEC;
   const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
 
-  // Bounds of the tile copy that do not change along K, checked once: whether this thread's rows
-  // of A exist, and how many of its VEC columns of B do (<= 0: none).
-  bool a_row_ok[A_LOADS];
+  // Bounds of the tile copy along M and N, settled once. Row i of A feeds only row i of C, and
+  // column j of B only column j of C: rows past M and columns past N feed results the epilogue
+  // never stores, so they need not read zeros, only memory that exists. The copy reads row
+  // min(row, M - 1) of A instead, and (aligned path) the last float4 of B's rows instead of one
+  // past N. The unaligned path reads B float by float and keeps the count of its columns that
+  // exist (b_valid <= 0: none). Only K still needs zeros, in the last K step.
+  int a_row_g[A_LOADS];
 #pragma unroll
-  for (int l = 0; l < A_LOADS; ++l) a_row_ok[l] = block_row + a_row + l * A_ROW_STEP < M;
+  for (int l = 0; l < A_LOADS; ++l) a_row_g[l] = min(block_row + a_row + l * A_ROW_STEP, M - 1);
   const int b_valid = N - (block_col + b_col);
+  const int b_col_g = ALIGNED ? min(block_col + b_col, (N - 1) / VEC * VEC) : block_col + b_col;
 
-  // Global-load stage: this thread's float4s of the tiles at K offset k0, into registers. Outside
-  // the matrices they read zeros, so the math needs no bounds checks (a zero adds nothing).
+  // Global-load stage: this thread's float4s of the tiles at K offset k0, into registers. Only a
+  // K step that crosses K (k_tail) checks K: past it both tiles read zeros, so the math needs no
+  // bounds checks (a zero adds nothing). Full K steps load with no check at all.
   float4 a_ldg[A_LOADS];
   float4 b_ldg[B_LOADS];
-  auto load_tiles = [&](int k0) {
+  auto load_tiles = [&](int k0, bool k_tail) {
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
       const int k = k0 + a_col;
-      a_ldg[l] = load4<ALIGNED>(A, lda, block_row + a_row + l * A_ROW_STEP, k, a_row_ok[l] ? K - k : 0);
+      a_ldg[l] = load4<ALIGNED>(A, lda, a_row_g[l], k, k_tail ? K - k : VEC);
     }
 #pragma unroll
     for (int l = 0; l < B_LOADS; ++l) {
       const int k = k0 + b_row + l * B_ROW_STEP;
-      b_ldg[l] = load4<ALIGNED>(B, ldb, k, block_col + b_col, k < K ? b_valid : 0);
+      const int cols = ALIGNED ? VEC : b_valid;
+      b_ldg[l] = load4<ALIGNED>(B, ldb, k, b_col_g, (!k_tail || k < K) ? cols : 0);
     }
   };
   // Shared-store stage: those registers (loaded for K offset k0) into buffer `buf`.
-  auto store_tiles = [&](int buf, int k0) {
+  // k_tail, load_tiles and store_tiles are inlined with constant arguments, so each call site
+  // compiles to straight-line code without the checks it does not need.
+  auto store_tiles = [&](int buf, int k0, bool k_tail) {
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
       // Transpose on the way in: A[row][k .. k+3] goes down a column of the k-major tile.
       const int r = a_row + l * A_ROW_STEP;
-      if (ALIGNED) {  // floats past K read from the row's padding: zero them (B's rows there are 0,
-                      // but padding may hold anything, NaN included)
+      if (ALIGNED && k_tail) {  // floats past K read from the row's padding: zero them (B's rows
+                                // there are 0, but padding may hold anything, NaN included)
         const int valid = K - (k0 + a_col);
         if (valid < 2) a_ldg[l].y = 0.0f;
         if (valid < 3) a_ldg[l].z = 0.0f;
@@ -238,28 +250,41 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
         b_frag[jn * SUB_N + 2] = v.z;
         b_frag[jn * SUB_N + 3] = v.w;
       }
-      // The outer product a_frag x b_frag.
+      // The outer product a_frag x b_frag, in serpentine order: consecutive FMAs share a_frag[m]
+      // along a row and b_frag[n] where one row turns into the next.
 #pragma unroll
       for (int m = 0; m < THREAD_M; ++m) {
 #pragma unroll
-        for (int n = 0; n < THREAD_N; ++n) acc[m][n] += a_frag[m] * b_frag[n];
+        for (int j = 0; j < THREAD_N; ++j) {
+          const int n = (m % 2 == 0) ? j : THREAD_N - 1 - j;
+          acc[m][n] += a_frag[m] * b_frag[n];
+        }
       }
     }
   };
 
   // Prologue: the first K step goes straight through both stages into buffer 0.
-  load_tiles(0);
-  store_tiles(0, 0);
+  load_tiles(0, true);
+  store_tiles(0, 0, true);
   __syncthreads();
 
   int buf = 0;  // the buffer holding the K step being computed
-  // k0 is the NEXT K step's offset: BLOCK_K columns right in A, BLOCK_K rows down in B.
-  for (int k0 = BLOCK_K; k0 < K; k0 += BLOCK_K) {
-    load_tiles(k0);            // issue the next step's global loads; nothing waits for them...
-    compute_step(buf);         // ...during the math on this step...
-    store_tiles(buf ^ 1, k0);  // ...until they go into the other buffer, free since the last barrier
+  // k0 is the NEXT K step's offset: BLOCK_K columns right in A, BLOCK_K rows down in B. The loop
+  // runs while that step lies wholly inside K.
+  int k0 = BLOCK_K;
+  for (; k0 + BLOCK_K <= K; k0 += BLOCK_K) {
+    load_tiles(k0, false);            // issue the next step's global loads; nothing waits for them...
+    compute_step(buf);                // ...during the math on this step...
+    store_tiles(buf ^ 1, k0, false);  // ...until they go into the other buffer, free since the last barrier
     // One barrier per K step: buf ^ 1 is complete before anyone computes on it, and everyone is done
     // reading buf before the next K step stores into it.
+    __syncthreads();
+    buf ^= 1;
+  }
+  if (k0 < K) {  // a last, partial K step (K % BLOCK_K != 0): the same, with K checked
+    load_tiles(k0, true);
+    compute_step(buf);
+    store_tiles(buf ^ 1, k0, true);
     __syncthreads();
     buf ^= 1;
   }
