@@ -250,13 +250,13 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
         b_frag[jn * SUB_N + 2] = v.z;
         b_frag[jn * SUB_N + 3] = v.w;
       }
-      // The outer product a_frag x b_frag, in serpentine order: consecutive FMAs share a_frag[m]
-      // along a row and b_frag[n] where one row turns into the next.
+      // The outer product a_frag x b_frag, in serpentine order down the columns: consecutive FMAs
+      // share b_frag[n] along a column and a_frag[m] where one column turns into the next.
 #pragma unroll
-      for (int m = 0; m < THREAD_M; ++m) {
+      for (int n = 0; n < THREAD_N; ++n) {
 #pragma unroll
-        for (int j = 0; j < THREAD_N; ++j) {
-          const int n = (m % 2 == 0) ? j : THREAD_N - 1 - j;
+        for (int j = 0; j < THREAD_M; ++j) {
+          const int m = (n % 2 == 0) ? j : THREAD_M - 1 - j;
           acc[m][n] += a_frag[m] * b_frag[n];
         }
       }
