@@ -13,6 +13,13 @@ def lane_color(lane: int):
     return LANE_CMAP(lane / (WARP - 1))
 
 
+def cells(ax, x0: float, y0: float, rows: int, cols: int, lw: float = 0.2, ec: str = "#bbbbbb") -> None:
+    """Outlines of a rows x cols grid of unit cells whose top-left corner is (x0, y0)."""
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((x0 + c, y0 + r), 1, 1, fill=False, lw=lw, ec=ec))
+
+
 def cell_grid(ax, rows: int, cols: int, title: str, fontsize: int = 9, margin: float = 0.0) -> None:
     """Axes showing a rows x cols grid of unit cells, row 0 at the top, no ticks."""
     ax.set_xlim(-margin, cols + margin)
@@ -21,6 +28,4 @@ def cell_grid(ax, rows: int, cols: int, title: str, fontsize: int = 9, margin: f
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(title, fontsize=fontsize)
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((c, r), 1, 1, fill=False, lw=0.2, ec="#bbbbbb"))
+    cells(ax, 0, 0, rows, cols)

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from chapter_figures._draw import WARP, lane_color  # noqa: E402
+from chapter_figures._draw import WARP, cells, lane_color  # noqa: E402
 
 CHAPTER = "04_1d_register_tiling"
 
@@ -28,12 +28,6 @@ B_COLOR = "#ff7f0e"
 ACC_COLOR = "#2ca02c"
 
 
-def _cells(ax, x0, y0, rows, cols, lw=0.2, ec="#bbbbbb"):
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((x0 + c, y0 + r), 1, 1, fill=False, lw=lw, ec=ec))
-
-
 def _c_tile_panel(ax) -> None:
     """(1) Who computes what: thread tid owns rows (tid / BLOCK_N) * THREAD_M + 0..7 of column tid % BLOCK_N."""
     ax.set_xlim(-1, BLOCK_N + 1)
@@ -43,7 +37,7 @@ def _c_tile_panel(ax) -> None:
     ax.set_title(f"(1) the {BLOCK_M}×{BLOCK_N} C tile of one block ({NUM_THREADS} threads):\n"
                  f"each thread owns a column of THREAD_M = {THREAD_M} results;\n"
                  f"warp 0 = threads 0–31 = the first row of threads", fontsize=9)
-    _cells(ax, 0, 0, BLOCK_M, BLOCK_N)
+    cells(ax, 0, 0, BLOCK_M, BLOCK_N)
     # Warp 0: lanes 0..31 -> columns 0..31, rows 0..7; warp 1: columns 32..63 of the same rows (faded).
     for lane in range(WARP):
         ax.add_patch(Rectangle((lane, 0), 1, THREAD_M, color=lane_color(lane)))
@@ -74,8 +68,8 @@ def _step_panel(ax) -> None:
     ax.set_title(f"(2) the shared tiles at loop step k = {SHOWN_K} (BLOCK_K = {BLOCK_K}):\n"
                  "what warp 0 reads from shared memory", fontsize=9)
     # As: BLOCK_M x BLOCK_K at (0, cy); Bs: BLOCK_K x BLOCK_N at (cx, 0); C: BLOCK_M x BLOCK_N at (cx, cy).
-    _cells(ax, 0, cy, BLOCK_M, BLOCK_K)
-    _cells(ax, cx, 0, BLOCK_K, BLOCK_N)
+    cells(ax, 0, cy, BLOCK_M, BLOCK_K)
+    cells(ax, cx, 0, BLOCK_K, BLOCK_N)
     ax.add_patch(Rectangle((0, cy), BLOCK_K, BLOCK_M, fill=False, ec="black", lw=1.0))
     ax.add_patch(Rectangle((cx, 0), BLOCK_N, BLOCK_K, fill=False, ec="black", lw=1.0))
     ax.add_patch(Rectangle((cx, cy), BLOCK_N, BLOCK_M, fc="#f4f4f4", ec="black", lw=1.0))

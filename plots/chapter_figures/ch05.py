@@ -9,6 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
+from chapter_figures._draw import cells  # noqa: E402
+
 CHAPTER = "05_2d_register_tiling"
 
 # The tunables of chapters/05_2d_register_tiling/kernel.cuh.
@@ -45,9 +47,7 @@ def _block_panel(ax) -> None:
                  f"{THREADS_M * THREADS_N} threads), one cell = one {SUB_M}×{SUB_N} sub-tile:\n"
                  f"thread (ty, tx) owns four sub-tiles, SUB_STRIDE = {SUB_STRIDE_M} rows / columns apart",
                  fontsize=9)
-    for r in range(UNITS_M):
-        for c in range(UNITS_N):
-            ax.add_patch(Rectangle((ox + c, oy + r), 1, 1, fill=False, lw=0.25, ec="#bbbbbb"))
+    cells(ax, ox, oy, UNITS_M, UNITS_N, lw=0.25)
     # Warp 0: threads 0..31 = rows ty = 0, 1 of the thread grid, all 16 columns; it appears in each quadrant.
     for im in range(SUBS_M):
         for jn in range(SUBS_N):
