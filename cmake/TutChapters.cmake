@@ -34,7 +34,7 @@ function(_tut_add_step kind folder)
   endif()
 
   add_executable(${folder} ${folder}/main.cu)
-  target_link_libraries(${folder} PRIVATE tut::common)
+  target_link_libraries(${folder} PRIVATE tut::${ARG_PART})
   target_include_directories(${folder} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/${folder})
   target_compile_definitions(${folder} PRIVATE TUT_STEP_NAME="${folder}" TUT_STEP_TITLE="${ARG_TITLE}")
   set_target_properties(${folder} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)

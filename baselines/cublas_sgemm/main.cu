@@ -1,6 +1,6 @@
 // The cuBLAS baseline run through the same harness as the chapters: its CSV rows give the
 // library's bar in the charts. Its self-test checks cuBLAS against the CPU float64 reference.
-#include "tut/gemm_harness.cuh"
+#include "tut/gemm/harness.cuh"
 
 int main(int argc, char** argv) {
   return tut::gemm_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, tut::cublas_sgemm});

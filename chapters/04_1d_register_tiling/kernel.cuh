@@ -14,7 +14,7 @@
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1.
 #pragma once
 
-#include "tut/gemm_harness.cuh"
+#include "tut/gemm/harness.cuh"
 
 namespace ch04 {
 

@@ -27,7 +27,7 @@
 
 #include <cstdint>
 
-#include "tut/gemm_harness.cuh"
+#include "tut/gemm/harness.cuh"
 
 namespace ch06 {
 

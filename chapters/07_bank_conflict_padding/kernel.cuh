@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "tut/gemm_harness.cuh"
+#include "tut/gemm/harness.cuh"
 
 namespace ch07 {
 

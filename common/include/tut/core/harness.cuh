@@ -1,0 +1,98 @@
+// The family-agnostic harness (design.md, "The core"): what every binary does the same way,
+// whatever problem it solves. A family adapter (gemm/, conv/) implements `Family` and its
+// `xxx_main` is one call of `harness_main`. The core never names a family's problem.
+//
+// harness_main: parse the flags (exit 2 on a bad one), --help, the GPU check (exit 3, or 77 under
+// --self-test), --device-info, the banner and device report, then the family's self-test or
+// benchmark, with ArgError -> 2 and any other error -> 4.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tut/core/args.hpp"
+#include "tut/core/check.cuh"
+#include "tut/core/csv.hpp"
+#include "tut/core/device.cuh"
+#include "tut/core/stats.hpp"
+#include "tut/core/verify.hpp"
+
+namespace tut {
+
+enum ExitCode { kOk = 0, kVerifyFailed = 1, kBadArgs = 2, kNoGpu = 3, kRuntimeError = 4, kSkipped = 77 };
+
+struct StepInfo {
+  const char* name;   // "09_double_buffering"
+  const char* title;  // "double buffering"
+};
+
+class Family {
+ public:
+  virtual ~Family() = default;
+  // Parses argv into the family's options (the shared ones included) and returns the shared ones.
+  // Throws ArgError.
+  virtual CommonOptions parse(int argc, const char* const* argv) = 0;
+  virtual std::string usage(const std::string& program) const = 0;
+  // A request the family answers without a GPU (a table listing, say): true when it printed the
+  // answer and the run is over (exit 0).
+  virtual bool answer_without_gpu() { return false; }
+  virtual int self_test(const DeviceInfo& dev) = 0;
+  virtual int benchmark(const DeviceInfo& dev) = 0;
+};
+
+int harness_main(int argc, char** argv, const StepInfo& step, Family& family);
+
+// A CUDA stream that destroys itself.
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { TUT_CUDA_CHECK(cudaStreamCreate(&s)); }
+  ~Stream() { cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+// Vendor libraries allocate their own workspace on first use; leave room for it.
+constexpr std::size_t kLibraryWorkspaceMargin = std::size_t(64) << 20;
+
+// Throws ArgError (naming `flags`, the flags that set the problem) when `needed` bytes, plus the
+// L2 flusher's buffer and kLibraryWorkspaceMargin, exceed the device's free memory.
+void require_memory(std::size_t needed, const DeviceInfo& dev, const std::string& what, const std::string& flags);
+// The output flags, checked before any work: --dump names an existing folder, --csv a file that
+// can be appended to.
+void check_output_paths(const CommonOptions& o);
+
+// The timing table: one row per step or baseline, with one "% <ref>" column per ratio (the
+// reference's median over the row's). `name_width`: the first column's width.
+struct TimedRow {
+  std::string name;
+  TimeStats t;
+};
+struct RatioColumn {
+  std::string header;  // "% cuBLAS"
+  double ref_ms;
+};
+void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
+                        double min_bytes, double peak_gflops, int name_width = 32);
+
+// A CSV row with everything but the baselines filled in: device, step, problem, the step's times
+// and rates, the verification result (`vr` is ignored when o.verify is false), iterations.
+ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o, const std::string& part,
+                          const std::string& problem, int m, int n, int k, const TimeStats& ts,
+                          double flops, double min_bytes, const VerifyResult& vr);
+// Appends it to o.csv (nothing when o.csv is empty) and says so.
+void write_result_row(const CommonOptions& o, const ResultRow& r);
+
+// The self-test's tally and closing line: "self-test NAME: X of Y checks passed[, Z skipped]".
+struct SelfTestTally {
+  int checks = 0, failures = 0, skipped = 0;
+  void pass_or_fail(bool ok) {
+    ++checks;
+    if (!ok) ++failures;
+  }
+  int finish(const StepInfo& step) const;  // prints the closing line; returns the exit code
+};
+
+}  // namespace tut

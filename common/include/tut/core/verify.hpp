@@ -1,0 +1,66 @@
+// Verification of a result against a reference, for every family. The rule (docs/measuring.md) is
+// the same for every step; nothing here is tuned per kernel.
+//
+//   tau = 2 * gamma_{L+2},  gamma_n = n*u / (1 - n*u),  u = unit roundoff (2^-24 for FP32)
+//
+// for results that are L-term dot products followed by at most one more multiply-add. An element
+// fails when it is not finite, or when |out - ref| > tau * S, where S bounds the sum of the absolute
+// values of the terms (the family computes it: for GEMM |alpha| ||A(i,:)|| ||B(:,j)|| + |beta C_ij|,
+// for convolution ||w[k]|| ||x_col(:, j)||, by Cauchy-Schwarz). That is the worst-case rounding
+// error of any summation order, doubled because the reference is rounded too: a correct kernel
+// cannot exceed it. The result also fails when the norm-wise relative error
+//   ||out - ref||_2 / ||ref||_2
+// exceeds tau: the typical error is ~u*sqrt(L), so this catches small systematic errors (a missed
+// tail of the reduction) that the worst-case bound lets through. Match::Exact demands equality
+// instead (integer inputs, where FP32 is exact in any order).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tut {
+
+enum class Match { Exact, Rounded };
+
+constexpr double kUnitRoundoffFp32 = 5.9604644775390625e-08;  // 2^-24
+
+// tau for an L-term dot product followed by one more multiply-add, at unit roundoff u.
+double reduction_tolerance(long long terms, double unit_roundoff = kUnitRoundoffFp32);
+
+struct Mismatch {
+  std::size_t index = 0;  // the element's position in the order the check visits them
+  std::string where;      // its coordinates, named: "row 3, col 5"
+  double got = 0, want = 0, bound = 0;
+};
+
+struct VerifyResult {
+  bool passed = false;
+  Match match = Match::Rounded;
+  double rel_err = 0;       // ||out - ref||_2 / ||ref||_2
+  double max_abs_err = 0;   // max |out - ref|
+  std::size_t max_index = 0;
+  std::string max_where;    // coordinates of the largest error, unnamed: "3, 5"
+  double tolerance = 0;     // tau
+  std::size_t checked = 0;  // elements compared
+  std::size_t nonfinite = 0;
+  std::size_t mismatches = 0;  // elements over their bound (or unequal, when exact)
+  std::vector<Mismatch> first;  // the first few, in visiting order
+  std::string summary() const;  // one line
+  std::string details() const;  // the first mismatches, one per line (empty when none)
+};
+
+// What the check needs of element i: the result, the reference and the bound's scale S.
+struct Element {
+  double got, want, scale;
+};
+// Coordinates of element i: named ("row 3, col 5") or plain ("3, 5").
+using Locate = std::function<std::string(std::size_t i, bool named)>;
+
+// Compares `count` elements; element(i) gives each. tolerance: tau.
+VerifyResult verify_elements(std::size_t count, double tolerance, Match match,
+                             const std::function<Element(std::size_t)>& element, const Locate& locate,
+                             std::size_t max_report = 5);
+
+}  // namespace tut

@@ -1,0 +1,38 @@
+#include "tut/core/device_facts.hpp"
+
+namespace tut {
+
+int fp32_lanes_per_sm(int major, int minor) {
+  switch (major) {
+    case 5: return 128;                                   // Maxwell
+    case 6: return minor == 0 ? 64 : 128;                 // GP100: 64, GP10x: 128
+    case 7: return 64;                                    // Volta, Turing
+    case 8: return minor == 0 ? 64 : 128;                 // A100: 64, GA10x / Ada: 128
+    case 9: return 128;                                   // Hopper
+    case 10: case 11: case 12: return 128;                // Blackwell
+    default: return 0;
+  }
+}
+
+double fp32_peak_gflops(int sms, int lanes_per_sm, double clock_mhz) {
+  return double(sms) * double(lanes_per_sm) * 2.0 * clock_mhz * 1e-3;
+}
+
+std::string gpu_slug(const std::string& name) {
+  std::string out;
+  bool dash = false;
+  for (char ch : name) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (alnum) {
+      if (dash && !out.empty()) out += '-';
+      dash = false;
+      out += static_cast<char>((c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c);
+    } else {
+      dash = true;
+    }
+  }
+  return out.empty() ? "unknown-gpu" : out;
+}
+
+}  // namespace tut

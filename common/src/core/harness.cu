@@ -1,0 +1,143 @@
+// The family-agnostic harness (core/harness.cuh).
+#include "tut/core/harness.cuh"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "tut/core/timing.cuh"
+
+namespace tut {
+
+namespace {
+
+bool is_dir(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+int harness_main(int argc, char** argv, const StepInfo& step, Family& family) {
+  CommonOptions o;
+  try {
+    o = family.parse(argc, argv);
+  } catch (const ArgError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadArgs;
+  }
+  if (o.help) {
+    std::fputs(family.usage(argc > 0 ? argv[0] : step.name).c_str(), stdout);
+    return kOk;
+  }
+  if (family.answer_without_gpu()) return kOk;
+
+  std::string why;
+  const int count = cuda_device_count(&why);
+  if (count == 0) {
+    if (o.self_test) {
+      std::printf("SKIP: no CUDA GPU available (%s)\n", why.c_str());
+      return kSkipped;
+    }
+    std::fprintf(stderr, "error: no CUDA GPU available: %s\n", why.c_str());
+    return kNoGpu;
+  }
+  try {
+    check_device_id(o.device, count);
+    const DeviceInfo dev = open_device(o.device);
+    if (o.device_info) {
+      print_device_facts(std::cout, dev);
+      return kOk;
+    }
+    std::printf("== %s: %s ==\n", step.name, step.title);
+    print_device(std::cout, dev);
+    std::cout.flush();
+    return o.self_test ? family.self_test(dev) : family.benchmark(dev);
+  } catch (const ArgError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadArgs;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kRuntimeError;
+  }
+}
+
+void require_memory(std::size_t needed, const DeviceInfo& dev, const std::string& what, const std::string& flags) {
+  std::size_t free_b = 0, total_b = 0;
+  TUT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  check_fits_in_memory(needed + l2_flusher_bytes(dev.l2_bytes) + kLibraryWorkspaceMargin, free_b, what, flags);
+}
+
+void check_output_paths(const CommonOptions& o) {
+  if (!o.dump.empty() && !is_dir(o.dump)) {
+    throw ArgError("--dump: '" + o.dump + "' is not an existing folder (valid: a folder to write .npy files into)");
+  }
+  if (!o.csv.empty() && !std::ofstream(o.csv, std::ios::app)) {
+    throw ArgError("--csv: cannot open '" + o.csv + "' for appending (valid: a writable file path)");
+  }
+}
+
+void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
+                        double min_bytes, double peak_gflops, int name_width) {
+  auto gflops = [&](double ms) { return flops / (ms * 1e-3) / 1e9; };
+  std::printf("%-*s %28s %9s", name_width, "step", "time ms: median [min, max]", "TFLOP/s");
+  for (const RatioColumn& c : ratios) std::printf(" %9s", c.header.c_str());
+  std::printf(" %8s %9s\n", "% peak", "GB/s");
+  for (const TimedRow& r : rows) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%.4g [%.4g, %.4g]", r.t.median, r.t.min, r.t.max);
+    std::printf("%-*s %28s %9.2f", name_width, r.name.c_str(), range, gflops(r.t.median) / 1e3);
+    for (const RatioColumn& c : ratios) std::printf(" %8.1f%%", 100.0 * c.ref_ms / r.t.median);
+    std::printf(" %7.1f%% %9.1f\n", peak_gflops > 0 ? 100.0 * gflops(r.t.median) / peak_gflops : 0.0,
+                min_bytes / (r.t.median * 1e-3) / 1e9);
+  }
+  std::printf("\n");
+}
+
+ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o, const std::string& part,
+                          const std::string& problem, int m, int n, int k, const TimeStats& ts, double flops,
+                          double min_bytes, const VerifyResult& vr) {
+  const double peak = dev.fp32_peak_gflops();
+  ResultRow r;
+  r.gpu = dev.name;
+  r.cuda = dev.cuda_version();
+  r.chapter = step.name;
+  r.step = step.title;
+  r.problem = problem;
+  r.m = m;
+  r.n = n;
+  r.k = k;
+  r.time_ms_median = ts.median;
+  r.time_ms_min = ts.min;
+  r.time_ms_max = ts.max;
+  r.gflops = flops / (ts.median * 1e-3) / 1e9;
+  r.gbps = min_bytes / (ts.median * 1e-3) / 1e9;
+  r.pct_of_peak = peak > 0 ? 100.0 * r.gflops / peak : 0.0;
+  r.rel_err = o.verify ? vr.rel_err : -1.0;
+  r.verified = !o.verify ? "skipped" : (vr.passed ? "yes" : "no");
+  r.timestamp = utc_timestamp();
+  r.iters = o.iters;
+  r.clock_mhz = dev.clock_mhz;
+  r.peak_gflops = peak;
+  r.peak_gbps = dev.dram_peak_gbps();
+  r.part = part;
+  return r;
+}
+
+void write_result_row(const CommonOptions& o, const ResultRow& r) {
+  if (o.csv.empty()) return;
+  append_csv_row(o.csv, result_columns(), to_fields(r), legacy_result_values());
+  std::printf("csv: row appended to %s\n", o.csv.c_str());
+}
+
+int SelfTestTally::finish(const StepInfo& step) const {
+  std::printf("self-test %s: %d of %d checks passed%s%s\n", step.name, checks - failures, checks, skipped ? ", " : "",
+              skipped ? (std::to_string(skipped) + " skipped").c_str() : "");
+  return failures == 0 ? kOk : kVerifyFailed;
+}
+
+}  // namespace tut

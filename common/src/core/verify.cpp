@@ -1,0 +1,91 @@
+#include "tut/core/verify.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace tut {
+
+double reduction_tolerance(long long terms, double unit_roundoff) {
+  const double nu = double(terms + 2) * unit_roundoff;
+  if (nu >= 1.0) return INFINITY;  // no bound: this precision cannot sum that many terms
+  return 2.0 * nu / (1.0 - nu);
+}
+
+VerifyResult verify_elements(std::size_t count, double tolerance, Match match,
+                             const std::function<Element(std::size_t)>& element, const Locate& locate,
+                             std::size_t max_report) {
+  VerifyResult r;
+  r.match = match;
+  r.tolerance = tolerance;
+  r.checked = count;
+  double diff2 = 0, ref2 = 0;
+  bool any_err = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Element e = element(i);
+    const double bound = e.scale * tolerance;
+    bool bad;
+    double err;
+    if (!std::isfinite(e.got)) {
+      ++r.nonfinite;
+      bad = !(e.got == e.want);  // only an identical infinity matches; NaN never does
+      err = INFINITY;
+    } else {
+      err = std::fabs(e.got - e.want);
+      bad = (match == Match::Exact) ? (e.got != e.want) : !(err <= bound);
+      diff2 += err * err;
+    }
+    if (std::isfinite(e.want)) ref2 += e.want * e.want;
+    if (err > r.max_abs_err) {
+      r.max_abs_err = err;
+      r.max_index = i;
+      any_err = true;
+    }
+    if (bad) {
+      ++r.mismatches;
+      if (r.first.size() < max_report) r.first.push_back(Mismatch{i, locate(i, true), e.got, e.want, bound});
+    }
+  }
+  r.max_where = locate(any_err ? r.max_index : 0, false);
+  if (r.nonfinite > 0) {
+    r.rel_err = INFINITY;
+  } else {
+    r.rel_err = (ref2 > 0) ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+  }
+  const bool norm_ok = (match == Match::Exact) || r.rel_err <= r.tolerance;
+  r.passed = (r.mismatches == 0) && norm_ok;
+  return r;
+}
+
+std::string VerifyResult::summary() const {
+  char buf[320];
+  if (match == Match::Exact) {
+    std::snprintf(buf, sizeof buf, "%s: exact match required; %zu of %zu elements differ (%zu not finite), "
+                  "max |err| %.3g at (%s)",
+                  passed ? "verified" : "FAILED", mismatches, checked, nonfinite, max_abs_err, max_where.c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "%s: rel_err %.3g (tol %.3g), max |err| %.3g at (%s); %zu of %zu "
+                  "elements over their bound (%zu not finite)",
+                  passed ? "verified" : "FAILED", rel_err, tolerance, max_abs_err, max_where.c_str(),
+                  mismatches, checked, nonfinite);
+  }
+  return buf;
+}
+
+std::string VerifyResult::details() const {
+  std::ostringstream s;
+  for (const auto& m : first) {
+    char buf[240];
+    if (match == Match::Exact) {
+      std::snprintf(buf, sizeof buf, "  mismatch at (%s): got %.9g, want %.9g\n", m.where.c_str(), m.got, m.want);
+    } else {
+      std::snprintf(buf, sizeof buf, "  mismatch at (%s): got %.9g, want %.9g, |err| %.3g > bound %.3g\n",
+                    m.where.c_str(), m.got, m.want, std::fabs(m.got - m.want), m.bound);
+    }
+    s << buf;
+  }
+  if (mismatches > first.size()) s << "  ... and " << (mismatches - first.size()) << " more\n";
+  return s.str();
+}
+
+}  // namespace tut
