@@ -1,0 +1,51 @@
+// The convolution harness: everything a Part II chapter needs that is not its own kernel. A
+// chapter's main.cu is one call:
+//
+//   int main(int argc, char** argv) {
+//     return tut::conv_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, my_launcher});
+//   }
+//
+// (TUT_STEP_NAME and TUT_STEP_TITLE come from the chapter's tut_add_chapter line in CMake.)
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "tut/conv/problem.hpp"
+#include "tut/core/check.cuh"
+
+namespace tut {
+
+// Device pointers a step works on. x, w: the inputs (NCHW, KCRS); y: the output (NKPQ), poisoned
+// with NaN before a checked run, so every element must be written. workspace: scratch memory of
+// the size the step's `workspace_bytes` asked for (null when it asks for none). bias (K floats) and
+// residual (NKPQ, like y): the fused epilogue's extra inputs (chapter 20); null for other steps.
+struct ConvArgs {
+  const float* x = nullptr;
+  const float* w = nullptr;
+  float* y = nullptr;
+  void* workspace = nullptr;
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+};
+
+// Computes y = conv(x, w) for problem p on `stream`. A launcher checks its launches with
+// TUT_CHECK_LAUNCH().
+using ConvLauncher = void (*)(const ConvProblem& p, const ConvArgs& a, cudaStream_t stream);
+// Scratch bytes a step needs for problem p (im2col's column matrix, say); null: none.
+using ConvWorkspace = std::size_t (*)(const ConvProblem& p);
+
+struct ConvStep {
+  const char* name;   // "15_implicit_gemm_naive"
+  const char* title;  // "implicit GEMM, naive"
+  ConvLauncher launch;
+  ConvWorkspace workspace_bytes = nullptr;
+  bool supports_dilation = true;  // false: a dilated problem is refused (exit 2), its self-test case SKIPs
+};
+
+// Parses the flags, checks and times the step against cuDNN, prints the report, appends the CSV
+// row; or runs the self-test. Returns the process exit code (see --help).
+int conv_main(int argc, char** argv, const ConvStep& step);
+
+}  // namespace tut

@@ -1,0 +1,66 @@
+// The vendor side of Part II: the reference every step is checked against and the baselines every
+// step is timed against, in the same process.
+//
+// With cuDNN (found at build time, TUT_HAVE_CUDNN): all of it in FP32 with CUDNN_FMA_MATH (no
+// TF32). The reference is IMPLICIT_PRECOMP_GEMM; the baselines are cuDNN's fastest FMA algorithm,
+// as cudnnFindConvolutionForwardAlgorithmEx ranks them on this problem (Winograd and FFT
+// included), then IMPLICIT_PRECOMP_GEMM, the same method as the chapters'.
+// Without cuDNN: the reference and the one baseline are im2col + cuBLAS SGEMM (FP32, no TF32),
+// and every output says so.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tut/conv/problem.hpp"
+#include "tut/core/device_buffer.cuh"
+
+namespace tut {
+
+// im2col + cuBLAS SGEMM (FP32, no TF32) + a copy back to NKPQ: the reference of a build without
+// cuDNN, and a second opinion in the self-test of a build with it. Its buffers (the column matrix
+// and the GEMM's output) are allocated once, here.
+class Im2colCublasConv {
+ public:
+  explicit Im2colCublasConv(const ConvProblem& p);
+  std::size_t workspace() const { return col_.bytes() + y_gemm_.bytes(); }
+  void run(const float* x, const float* w, float* y, cudaStream_t stream);
+
+ private:
+  ConvProblem p_;
+  DeviceBuffer<float> col_, y_gemm_;
+};
+
+class ConvLibrary {
+ public:
+  // Sets up problem p. With `rank`, also searches for the fastest algorithm, running the candidates
+  // on x and w into y (device buffers of p's sizes; y's contents are overwritten). The search and
+  // the baselines may use up to `workspace_limit` bytes of workspace.
+  ConvLibrary(const ConvProblem& p, bool rank, const float* x, const float* w, float* y, std::size_t workspace_limit,
+              cudaStream_t stream);
+  ~ConvLibrary();
+  ConvLibrary(const ConvLibrary&) = delete;
+  ConvLibrary& operator=(const ConvLibrary&) = delete;
+
+  static bool have_cudnn();
+  static std::string version();  // "cuDNN 9.14.0" or "no cuDNN in this build"
+
+  std::string reference_name() const;
+  void run_reference(const float* x, const float* w, float* y, cudaStream_t stream);
+
+  // Baseline 0 is the fastest (the headline comparison); baseline 1, where there is one, the
+  // IMPLICIT_PRECOMP_GEMM. Without `rank`, only the reference's algorithm is a baseline.
+  int baselines() const;
+  std::string baseline_name(int i) const;
+  std::size_t baseline_workspace(int i) const;  // bytes
+  void run_baseline(int i, const float* x, const float* w, float* y, cudaStream_t stream);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tut

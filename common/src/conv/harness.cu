@@ -1,0 +1,345 @@
+// The convolution adapter (design.md, "The harness"): the problem and its flags, seeded inputs, the
+// cuDNN (or im2col + cuBLAS) and CPU references, poisoned output, verification, the benchmark
+// against both cuDNN baselines, and the self-test. Everything a family does the same way is in core/.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tut/conv/args.hpp"
+#include "tut/conv/harness.cuh"
+#include "tut/conv/layers.hpp"
+#include "tut/conv/library.cuh"
+#include "tut/conv/reference.hpp"
+#include "tut/core/device_buffer.cuh"
+#include "tut/core/harness.cuh"
+#include "tut/core/npy.hpp"
+#include "tut/core/random.hpp"
+#include "tut/core/timing.cuh"
+
+namespace tut {
+
+namespace {
+
+const char* kProblemFlags = "--layer/--shape";
+
+struct HostTensors {
+  std::vector<float> x, w;
+};
+
+HostTensors make_inputs(const ConvProblem& p, Inputs kind, std::uint64_t seed) {
+  HostTensors h;
+  h.x.resize(std::size_t(p.x_elems()));
+  h.w.resize(std::size_t(p.w_elems()));
+  fill(kind, h.x.data(), h.x.size(), derive_seed(seed, 0));
+  fill(kind, h.w.data(), h.w.size(), derive_seed(seed, 1));
+  return h;
+}
+
+// Device copies of the inputs, the output y and the step's workspace.
+struct DeviceTensors {
+  DeviceBuffer<float> x, w, y;
+  DeviceBuffer<char> workspace;
+  DeviceTensors(const ConvProblem& p, const HostTensors& h, std::size_t workspace_bytes)
+      : x(h.x.size()), w(h.w.size()), y(std::size_t(p.y_elems())), workspace(workspace_bytes) {
+    x.upload(h.x.data());
+    w.upload(h.w.data());
+  }
+  ConvArgs args() { return ConvArgs{x.data(), w.data(), y.data(), workspace.data(), nullptr, nullptr}; }
+};
+
+// The step's scratch memory for p (0 when it asks for none). A step may refuse p by throwing ArgError.
+std::size_t step_workspace(const ConvStep& step, const ConvProblem& p) {
+  return step.workspace_bytes ? step.workspace_bytes(p) : 0;
+}
+
+void check_dilation(const ConvStep& step, const ConvProblem& p) {
+  if (p.dilated() && !step.supports_dilation) {
+    throw ArgError(std::string(kProblemFlags) + ": dilation " + std::to_string(p.dil_h) + ":" + std::to_string(p.dil_w) +
+                   " is not supported by " + step.name + " (valid: dilation 1)");
+  }
+}
+
+// x, w, y and (with_reference) the reference's y, plus the step's workspace.
+void require_memory(const ConvProblem& p, bool with_reference, std::size_t workspace, const DeviceInfo& dev,
+                    const std::string& what) {
+  const std::size_t elems = std::size_t(p.x_elems()) + std::size_t(p.w_elems()) +
+                            std::size_t(p.y_elems()) * (with_reference ? 2 : 1);
+  require_memory(elems * sizeof(float) + workspace, dev, what, kProblemFlags);
+}
+
+// Workspace the library may use for its search and baselines: what is free, less a margin, at most 4 GiB.
+std::size_t library_workspace_limit() {
+  std::size_t free_b = 0, total_b = 0;
+  TUT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::size_t margin = std::size_t(256) << 20, cap = std::size_t(4) << 30;
+  return free_b > margin ? std::min(cap, free_b - margin) : 0;
+}
+
+std::vector<float> run_step_once(const ConvStep& step, const ConvProblem& p, DeviceTensors& d, cudaStream_t s) {
+  d.y.fill_bytes(0xFF, s);  // NaN: an element the step does not write fails verification
+  step.launch(p, d.args(), s);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<float> out(d.y.size());
+  d.y.download(out.data());
+  return out;
+}
+
+std::vector<float> run_reference(ConvLibrary& lib, const ConvProblem& p, DeviceTensors& d, cudaStream_t s) {
+  DeviceBuffer<float> y_ref(std::size_t(p.y_elems()));
+  y_ref.fill_bytes(0xFF, s);
+  lib.run_reference(d.x.data(), d.w.data(), y_ref.data(), s);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<float> out(y_ref.size());
+  y_ref.download(out.data());
+  return out;
+}
+
+std::string pair_text(int a, int b) { return a == b ? std::to_string(a) : std::to_string(a) + ":" + std::to_string(b); }
+
+void print_problem(const ConvProblem& p, const std::string& label) {
+  std::printf("problem: %s: y = conv(x, w), FP32; x %dx%dx%dx%d (NCHW), w %dx%dx%dx%d (KCRS) -> y %dx%dx%dx%d (NKPQ)\n",
+              label.c_str(), p.n, p.c, p.h, p.w, p.k, p.c, p.r, p.s, p.n, p.k, p.p, p.q);
+  std::printf("         pad %s, stride %s, dilation %s; implicit GEMM M = K = %d, N = N*P*Q = %d, K = C*R*S = %d\n",
+              pair_text(p.pad_h, p.pad_w).c_str(), pair_text(p.stride_h, p.stride_w).c_str(),
+              pair_text(p.dil_h, p.dil_w).c_str(), p.gemm_m(), p.gemm_n(), p.gemm_k());
+  std::printf("         %.4g GFLOP, at least %s moved (%.0f FLOP/byte)\n", p.flops() / 1e9,
+              format_bytes(p.min_bytes()).c_str(), p.flops() / p.min_bytes());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark: one problem, verified, timed against the library's baselines.
+
+int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
+  const ConvProblem& p = o.problem;
+  check_output_paths(o);
+  check_dilation(step, p);
+  const std::size_t ws = step_workspace(step, p);
+  require_memory(p, o.verify, ws, dev, o.label);
+
+  print_problem(p, o.label);
+  if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
+  std::fflush(stdout);
+
+  Stream stream;
+  const HostTensors h = make_inputs(p, Inputs::Random, o.seed);
+  DeviceTensors d(p, h, ws);
+  ConvLibrary lib(p, true, d.x.data(), d.w.data(), d.y.data(), library_workspace_limit(), stream.s);
+  std::printf("library: %s, FMA math (no TF32); fastest by cuDNN's own search on this problem\n",
+              ConvLibrary::version().c_str());
+  for (int i = 0; i < lib.baselines(); ++i) {
+    std::printf("         baseline %d: %s, workspace %s\n", i + 1, lib.baseline_name(i).c_str(),
+                format_bytes(double(lib.baseline_workspace(i))).c_str());
+  }
+
+  // Correctness first: the reference, then the step once on a poisoned output.
+  std::vector<float> ref;
+  if (o.verify) ref = run_reference(lib, p, d, stream.s);
+  const std::vector<float> out = run_step_once(step, p, d, stream.s);
+  VerifyResult vr;
+  if (o.verify) {
+    vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded);
+    std::printf("check: against %s: %s\n", lib.reference_name().c_str(), vr.summary().c_str());
+    std::fputs(vr.details().c_str(), stdout);
+  } else {
+    std::printf("check: skipped (--no-verify)\n");
+  }
+  if (!o.dump.empty()) {
+    const std::vector<long long> xs{p.n, p.c, p.h, p.w}, wsh{p.k, p.c, p.r, p.s}, ys{p.n, p.k, p.p, p.q};
+    write_npy_f32(o.dump + "/x.npy", h.x.data(), xs);
+    write_npy_f32(o.dump + "/w.npy", h.w.data(), wsh);
+    write_npy_f32(o.dump + "/y_out.npy", out.data(), ys);
+    if (o.verify) write_npy_f32(o.dump + "/y_ref.npy", ref.data(), ys);
+    std::printf("dump: x.npy w.npy y_out.npy%s written to %s\n", o.verify ? " y_ref.npy" : "", o.dump.c_str());
+  }
+  std::fflush(stdout);
+
+  // Timing: the step and every baseline, the same way, in the same process.
+  L2Flusher flusher(dev.l2_bytes);
+  const TimingPlan plan{o.warmup, o.iters};
+  const ConvArgs args = d.args();
+  const TimeStats ts =
+      summarize(time_runs([&](cudaStream_t s) { step.launch(p, args, s); }, nullptr, plan, flusher, stream.s));
+  std::vector<TimeStats> tb;
+  for (int i = 0; i < lib.baselines(); ++i) {
+    tb.push_back(summarize(time_runs([&](cudaStream_t s) { lib.run_baseline(i, d.x.data(), d.w.data(), d.y.data(), s); },
+                                     nullptr, plan, flusher, stream.s)));
+  }
+  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
+              o.warmup, o.iters);
+  std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
+  for (int i = 0; i < lib.baselines(); ++i) rows.push_back({lib.baseline_name(i), tb[std::size_t(i)]});
+  std::vector<RatioColumn> ratios{{ConvLibrary::have_cudnn() ? "% fastest" : "% im2col", tb[0].median}};
+  if (lib.baselines() > 1) ratios.push_back({"% precomp", tb[1].median});
+  int width = 32;
+  for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
+  print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.fp32_peak_gflops(), width);
+
+  ResultRow r = make_result_row(dev, {step.name, step.title}, o, "conv", o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(),
+                                ts, p.flops(), p.min_bytes(), vr);
+  r.baseline = lib.baseline_name(0);
+  r.baseline_time_ms = tb[0].median;
+  r.ratio_to_baseline = tb[0].median / ts.median;
+  if (lib.baselines() > 1) {
+    r.alt_baseline = lib.baseline_name(1);
+    r.alt_baseline_time_ms = tb[1].median;
+  }
+  write_result_row(o, r);
+  const bool verified = !o.verify || vr.passed;
+  if (!verified) std::printf("RESULT: verification FAILED\n");
+  return verified ? kOk : kVerifyFailed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The self-test: awkward problems and every layer, integer inputs (exact) and random (tolerance).
+
+struct Case {
+  const char* what;
+  ConvProblem p;
+};
+
+std::vector<Case> self_test_cases() {
+  using P = ConvProblem;
+  std::vector<Case> cases = {
+      {"smallest", P::make(1, 1, 1, 1, 1, 1, 1)},
+      {"C=3 7x7 /2 pad 3", P::make(2, 3, 23, 23, 8, 7, 7, 3, 3, 2, 2)},
+      {"pad 1:0 stride 2:1", P::make(3, 5, 17, 13, 7, 3, 2, 1, 0, 2, 1)},
+      {"H=W=1 pad 1", P::make(2, 4, 1, 1, 5, 3, 3, 1, 1)},
+      {"1x1 stride 2", P::make(2, 16, 15, 15, 24, 1, 1, 0, 0, 2, 2)},
+      {"K=129", P::make(1, 8, 9, 9, 129, 3, 3, 1, 1)},
+      {"CRS=21 (1x3)", P::make(2, 7, 12, 10, 33, 1, 3, 0, 1)},
+      {"NPQ=121", P::make(1, 16, 11, 11, 40, 3, 3, 1, 1)},
+      {"pad 2 > 3x3/2", P::make(2, 3, 10, 10, 6, 3, 3, 2, 2)},
+      {"pad 1, 1x1 filter", P::make(2, 6, 5, 7, 10, 1, 1, 1, 1)},
+      {"5x4 /3 pad 2:1", P::make(1, 3, 31, 29, 17, 5, 4, 2, 1, 3, 3)},
+      {"dilated 3x3 d2", P::make(2, 6, 14, 14, 10, 3, 3, 2, 2, 1, 1, 2, 2)},
+      {"dilated 3x2 d3:2 /2", P::make(1, 5, 19, 16, 9, 3, 2, 3, 1, 2, 1, 3, 2)},
+      {"several tiles", P::make(2, 32, 20, 20, 96, 3, 3, 1, 1)},
+      {"4 images, 160 ch", P::make(4, 64, 28, 28, 160, 3, 3, 1, 1)},
+  };
+  for (const ConvLayer& l : conv_layers()) cases.push_back({l.name, l.problem()});
+  return cases;
+}
+
+// Problems up to this many multiply-adds are "small": --quick runs only these, and their reference
+// is the CPU in float64 (larger ones use the library, itself checked against the CPU on the small ones).
+constexpr double kSmallMacs = 4.0e7;
+
+struct Variant {
+  Inputs inputs;
+  Match match;
+};
+const Variant kVariants[] = {{Inputs::SmallInts, Match::Exact}, {Inputs::Random, Match::Rounded}};
+
+int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
+  std::printf("self-test %s (%s): %s problems x {integers: exact; random: tolerance}; reference %s\n", step.name,
+              step.title, o.quick ? "small" : "all", ConvLibrary::version().c_str());
+  Stream stream;
+  SelfTestTally tally;
+  std::uint64_t case_seed = o.seed;
+  for (const Case& c : self_test_cases()) {
+    const ConvProblem& p = c.p;
+    const double macs = p.flops() / 2;
+    const bool small = macs <= kSmallMacs;
+    if (o.quick && !small) continue;
+    char label[160];
+    std::snprintf(label, sizeof label, "%-20s %-28s", c.what, p.label().c_str());
+    if (p.dilated() && !step.supports_dilation) {
+      std::printf("SKIP  %s  (this step does not support dilation)\n", label);
+      ++tally.skipped;
+      continue;
+    }
+    const std::size_t ws = step_workspace(step, p);
+    for (const Variant& v : kVariants) {
+      ++case_seed;
+      require_memory(p, true, ws, dev, c.what);
+      const HostTensors h = make_inputs(p, v.inputs, case_seed);
+      DeviceTensors d(p, h, ws);
+      ConvLibrary lib(p, false, d.x.data(), d.w.data(), d.y.data(), library_workspace_limit(), stream.s);
+
+      // The reference: CPU float64 for small problems (the library checked against it, and im2col +
+      // cuBLAS too); the library otherwise.
+      std::vector<double> ref_cpu;
+      std::vector<float> ref_gpu;
+      std::string notes;
+      bool ok = true;
+      if (small) {
+        ref_cpu.resize(std::size_t(p.y_elems()));
+        conv_direct_cpu_f64(p, h.x.data(), h.w.data(), ref_cpu.data());
+        const std::vector<float> lib_out = run_reference(lib, p, d, stream.s);
+        const VerifyResult lv = verify_conv(p, h.x.data(), h.w.data(), lib_out.data(), ref_cpu.data(), v.match);
+        notes += std::string("; ") + (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS") + " vs CPU: " +
+                 (lv.passed ? "ok" : "FAILED");
+        if (!lv.passed) {
+          ok = false;
+          std::printf("      %s: %s\n%s", lib.reference_name().c_str(), lv.summary().c_str(), lv.details().c_str());
+        }
+        if (ConvLibrary::have_cudnn()) {
+          Im2colCublasConv second(p);
+          d.y.fill_bytes(0xFF, stream.s);
+          second.run(d.x.data(), d.w.data(), d.y.data(), stream.s);
+          TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+          std::vector<float> alt(d.y.size());
+          d.y.download(alt.data());
+          const VerifyResult av = verify_conv(p, h.x.data(), h.w.data(), alt.data(), ref_cpu.data(), v.match);
+          notes += std::string(", im2col+cuBLAS vs CPU: ") + (av.passed ? "ok" : "FAILED");
+          if (!av.passed) {
+            ok = false;
+            std::printf("      im2col + cuBLAS: %s\n%s", av.summary().c_str(), av.details().c_str());
+          }
+        }
+      } else {
+        ref_gpu = run_reference(lib, p, d, stream.s);
+      }
+
+      const std::vector<float> out = run_step_once(step, p, d, stream.s);
+      const VerifyResult vr =
+          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match)
+                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match);
+      ok = ok && vr.passed;
+      tally.pass_or_fail(ok);
+      char detail[200];
+      const char* against = small ? "CPU" : (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS");
+      if (v.match == Match::Exact) {
+        std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", against, vr.mismatches, vr.checked);
+      } else {
+        std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance, against);
+      }
+      std::printf("%s  %s %-6s  %s%s (y poisoned)\n", ok ? "PASS" : "FAIL", label,
+                  v.inputs == Inputs::Random ? "random" : "ints", detail, notes.c_str());
+      if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
+      std::fflush(stdout);
+    }
+  }
+  return tally.finish({step.name, step.title});
+}
+
+class ConvFamily : public Family {
+ public:
+  explicit ConvFamily(const ConvStep& step) : step_(step) {}
+  CommonOptions parse(int argc, const char* const* argv) override {
+    o_ = parse_conv_args(argc, argv);
+    return o_;
+  }
+  std::string usage(const std::string& program) const override { return conv_usage(program); }
+  bool answer_without_gpu() override {
+    if (!o_.list_layers) return false;
+    std::fputs(conv_layer_table().c_str(), stdout);
+    return true;
+  }
+  int self_test(const DeviceInfo& dev) override { return run_self_test(o_, step_, dev); }
+  int benchmark(const DeviceInfo& dev) override { return run_benchmark(o_, step_, dev); }
+
+ private:
+  ConvStep step_;
+  ConvOptions o_;
+};
+
+}  // namespace
+
+int conv_main(int argc, char** argv, const ConvStep& step) {
+  ConvFamily family(step);
+  return harness_main(argc, argv, {step.name, step.title}, family);
+}
+
+}  // namespace tut

@@ -1,0 +1,249 @@
+// The vendor reference and baselines of Part II (conv/library.cuh).
+#include "tut/conv/library.cuh"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tut/core/device_buffer.cuh"
+#include "tut/gemm/harness.cuh"
+
+#if TUT_HAVE_CUDNN
+#include <cudnn.h>
+#endif
+
+namespace tut {
+
+// ---- im2col + cuBLAS: the reference and baseline of a build without cuDNN -------------------------
+
+namespace {
+
+// X_col[kk][j] = x at x_col_offset(kk, j), or 0 in the padding; (C*R*S) x (N*P*Q), row-major.
+// One thread per element, j fastest: a warp writes consecutive columns (coalesced).
+__global__ void im2col_kernel(ConvProblem p, const float* __restrict__ x, float* __restrict__ col) {
+  const std::int64_t cols = p.gemm_n(), total = std::int64_t(p.gemm_k()) * cols;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t off = x_col_offset(p, int(i / cols), int(i % cols));
+    col[i] = off < 0 ? 0.0f : x[off];
+  }
+}
+
+// y[n][k][p][q] = Y[k][(n*P + p)*Q + q]: one thread per element of y, in y's order (coalesced stores).
+__global__ void gemm_to_nkpq_kernel(ConvProblem p, const float* __restrict__ y_gemm, float* __restrict__ y) {
+  const std::int64_t pq = std::int64_t(p.p) * p.q, cols = p.gemm_n(), total = std::int64_t(p.n) * p.k * pq;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t n = i / (p.k * pq), k = (i / pq) % p.k, pix = i % pq;
+    y[i] = y_gemm[k * cols + n * pq + pix];
+  }
+}
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 65536;
+
+int blocks_for(std::int64_t elems) { return int(std::min<std::int64_t>(kMaxBlocks, (elems + kThreads - 1) / kThreads)); }
+
+}  // namespace
+
+Im2colCublasConv::Im2colCublasConv(const ConvProblem& prob)
+    : p_(prob), col_(std::size_t(prob.gemm_k()) * std::size_t(prob.gemm_n())),
+      y_gemm_(std::size_t(prob.gemm_m()) * std::size_t(prob.gemm_n())) {}
+
+void Im2colCublasConv::run(const float* x, const float* w, float* y, cudaStream_t s) {
+  im2col_kernel<<<blocks_for(std::int64_t(col_.size())), kThreads, 0, s>>>(p_, x, col_.data());
+  TUT_CHECK_LAUNCH();
+  cublas_sgemm(GemmProblem::packed(p_.gemm_m(), p_.gemm_n(), p_.gemm_k(), 1.0f, 0.0f), w, col_.data(), y_gemm_.data(),
+               s);
+  gemm_to_nkpq_kernel<<<blocks_for(std::int64_t(y_gemm_.size())), kThreads, 0, s>>>(p_, y_gemm_.data(), y);
+  TUT_CHECK_LAUNCH();
+}
+
+// ---- cuDNN ----------------------------------------------------------------------------------------
+
+#if TUT_HAVE_CUDNN
+
+namespace {
+
+void cudnn_check(cudnnStatus_t st, const char* expr, const char* file, int line) {
+  if (st != CUDNN_STATUS_SUCCESS) {
+    throw CudaError(std::string("cuDNN error ") + cudnnGetErrorString(st) + " in " + expr + " at " + file + ":" +
+                    std::to_string(line));
+  }
+}
+#define TUT_CUDNN_CHECK(expr) cudnn_check((expr), #expr, __FILE__, __LINE__)
+
+const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    default: return "UNKNOWN";
+  }
+}
+
+// One handle for the process (creating one loads cuDNN's kernels: slow to repeat per problem).
+cudnnHandle_t cudnn_handle() {
+  struct Holder {
+    cudnnHandle_t h = nullptr;
+    Holder() { TUT_CUDNN_CHECK(cudnnCreate(&h)); }
+    ~Holder() { cudnnDestroy(h); }
+  };
+  static Holder holder;
+  return holder.h;
+}
+
+struct Algo {
+  cudnnConvolutionFwdAlgo_t algo;
+  std::size_t workspace;
+  std::string name;
+};
+
+}  // namespace
+
+struct ConvLibrary::Impl {
+  ConvProblem p;
+  cudnnHandle_t handle = nullptr;
+  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
+  cudnnFilterDescriptor_t w_desc = nullptr;
+  cudnnConvolutionDescriptor_t conv_desc = nullptr;
+  Algo reference{};
+  std::vector<Algo> baselines;
+  DeviceBuffer<char> workspace;
+
+  ~Impl() {
+    if (conv_desc) cudnnDestroyConvolutionDescriptor(conv_desc);
+    if (w_desc) cudnnDestroyFilterDescriptor(w_desc);
+    if (y_desc) cudnnDestroyTensorDescriptor(y_desc);
+    if (x_desc) cudnnDestroyTensorDescriptor(x_desc);
+  }
+
+  // The workspace `a` needs for this problem, or false when cuDNN does not support it here.
+  bool workspace_of(cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv_desc, y_desc, a, bytes) ==
+           CUDNN_STATUS_SUCCESS;
+  }
+
+  void run(const Algo& a, const float* x, const float* w, float* y, cudaStream_t stream) {
+    const float one = 1.0f, zero = 0.0f;
+    TUT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+    TUT_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc, x, w_desc, w, conv_desc, a.algo,
+                                            a.workspace ? workspace.data() : nullptr, a.workspace, &zero, y_desc, y));
+  }
+};
+
+ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const float* w, float* y,
+                         std::size_t workspace_limit, cudaStream_t stream)
+    : impl_(new Impl) {
+  Impl& m = *impl_;
+  m.p = p;
+  m.handle = cudnn_handle();
+  TUT_CUDNN_CHECK(cudnnSetStream(m.handle, stream));
+  TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.x_desc));
+  TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.y_desc));
+  TUT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m.w_desc));
+  TUT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&m.conv_desc));
+  TUT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w));
+  TUT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m.w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.k, p.c, p.r, p.s));
+  TUT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(m.conv_desc, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h,
+                                                  p.dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  // FMA math: FP32 multiply-adds only, no TF32 tensor cores (the chapters run on the FMA units).
+  TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(m.conv_desc, CUDNN_FMA_MATH));
+  int on = 0, ok = 0, op = 0, oq = 0;
+  TUT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(m.conv_desc, m.x_desc, m.w_desc, &on, &ok, &op, &oq));
+  if (on != p.n || ok != p.k || op != p.p || oq != p.q) {
+    throw CudaError("cuDNN's output size " + std::to_string(on) + "x" + std::to_string(ok) + "x" + std::to_string(op) +
+                    "x" + std::to_string(oq) + " differs from conv_out_size's for " + p.label());
+  }
+  TUT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.n, p.k, p.p, p.q));
+
+  // The reference: IMPLICIT_PRECOMP_GEMM (IMPLICIT_GEMM where cuDNN does not offer it for this problem).
+  std::size_t ws = 0;
+  m.reference = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0, ""};
+  if (!m.workspace_of(m.reference.algo, &ws) || ws > workspace_limit) {
+    m.reference.algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    if (!m.workspace_of(m.reference.algo, &ws)) throw CudaError("cuDNN offers no implicit-GEMM algorithm for " + p.label());
+  }
+  m.reference.workspace = ws;
+  m.reference.name = std::string("cuDNN ") + algo_name(m.reference.algo) + " (FMA)";
+  std::size_t need = ws;
+
+  if (rank) {
+    // The search runs every algorithm cuDNN has for this problem, each with the workspace it asks
+    // for up to the limit (an algorithm that needs more is left out).
+    std::size_t search_ws = 0;
+    for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+      std::size_t b = 0;
+      if (m.workspace_of(cudnnConvolutionFwdAlgo_t(a), &b) && b <= workspace_limit) search_ws = std::max(search_ws, b);
+    }
+    DeviceBuffer<char> search(search_ws);
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_desc, x, m.w_desc, w, m.conv_desc, m.y_desc,
+                                                           y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
+                                                           search.data(), search_ws));
+    for (int i = 0; i < returned; ++i) {  // sorted fastest first
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH) {
+        m.baselines.push_back({perf[i].algo, perf[i].memory, std::string("cuDNN fastest FMA (") + algo_name(perf[i].algo) + ")"});
+        break;
+      }
+    }
+    if (m.baselines.empty()) throw CudaError("cuDNN's search found no FMA-math algorithm for " + p.label());
+    need = std::max(need, m.baselines[0].workspace);
+  }
+  m.baselines.push_back(m.reference);
+  m.workspace = DeviceBuffer<char>(need);
+}
+
+ConvLibrary::~ConvLibrary() = default;
+
+bool ConvLibrary::have_cudnn() { return true; }
+
+std::string ConvLibrary::version() {
+  const std::size_t v = cudnnGetVersion();  // major*10000 + minor*100 + patch (cuDNN 9)
+  return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+}
+
+std::string ConvLibrary::reference_name() const { return impl_->reference.name; }
+void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
+  impl_->run(impl_->reference, x, w, y, stream);
+}
+int ConvLibrary::baselines() const { return int(impl_->baselines.size()); }
+std::string ConvLibrary::baseline_name(int i) const { return impl_->baselines.at(std::size_t(i)).name; }
+std::size_t ConvLibrary::baseline_workspace(int i) const { return impl_->baselines.at(std::size_t(i)).workspace; }
+void ConvLibrary::run_baseline(int i, const float* x, const float* w, float* y, cudaStream_t stream) {
+  impl_->run(impl_->baselines.at(std::size_t(i)), x, w, y, stream);
+}
+
+#else  // no cuDNN in this build
+
+struct ConvLibrary::Impl {
+  explicit Impl(const ConvProblem& p) : im2col(p) {}
+  Im2colCublasConv im2col;
+};
+
+ConvLibrary::ConvLibrary(const ConvProblem& p, bool, const float*, const float*, float*, std::size_t, cudaStream_t)
+    : impl_(new Impl(p)) {}
+ConvLibrary::~ConvLibrary() = default;
+bool ConvLibrary::have_cudnn() { return false; }
+std::string ConvLibrary::version() { return "no cuDNN in this build"; }
+std::string ConvLibrary::reference_name() const { return "im2col + cuBLAS FP32 (no cuDNN in this build)"; }
+void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
+  impl_->im2col.run(x, w, y, stream);
+}
+int ConvLibrary::baselines() const { return 1; }
+std::string ConvLibrary::baseline_name(int) const { return reference_name(); }
+std::size_t ConvLibrary::baseline_workspace(int) const { return impl_->im2col.workspace(); }
+void ConvLibrary::run_baseline(int, const float* x, const float* w, float* y, cudaStream_t stream) {
+  impl_->im2col.run(x, w, y, stream);
+}
+
+#endif
+
+}  // namespace tut
