@@ -1,5 +1,5 @@
 # The README's two entry points, and the tools around them.
-#   make tutorial   build, run every chapter on the GPU, regenerate plots/data, the charts and the tables
+#   make tutorial   build, run every chapter on the GPU, regenerate plots/data, the charts and the tables (PART=gemm|conv: one part)
 #   make test       build everything and run every test (GPU self-tests are skipped without a GPU)
 #   make profile CHAPTER=01 [PROFILE_ARGS="--m 4096 --n 4096 --k 4096"]   Nsight Compute on one chapter
 #   make sanitize   compute-sanitizer (memcheck, racecheck, synccheck) over every chapter's small self-test
@@ -11,6 +11,7 @@ BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc 2>/dev/null || echo 4)
 CHAPTER ?= 01
 PROFILE_ARGS ?=
+PART ?= all
 PYTHON = "$$(cat build/python)"
 
 .PHONY: help deps configure build test tutorial gpu-check figures profile sanitize clean
@@ -34,8 +35,8 @@ gpu-check:
 	@nvidia-smi -L >/dev/null 2>&1 || { echo "make tutorial needs an NVIDIA GPU and its driver, and nvidia-smi finds none on this machine."; exit 1; }
 
 tutorial: gpu-check build
-	$(PYTHON) plots/bench.py --manifest $(BUILD)/chapters.tsv
-	$(PYTHON) plots/plot.py --csv "$$(cat $(BUILD)/results-csv)" --readme README.md --chapters-dir chapters
+	$(PYTHON) plots/bench.py --manifest $(BUILD)/chapters.tsv --part $(PART)
+	$(PYTHON) plots/plot.py --csv "$$(cat $(BUILD)/results-csv)" --part $(PART) --readme README.md --chapters-dir chapters
 
 figures: deps
 	$(PYTHON) plots/figures.py

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""Runs every step of the build's chapter list at the headline size and over a size sweep.
+"""Runs every step of the build's chapter list at its part's headline problem and over its sweep.
 
-    python plots/bench.py --manifest build/release/chapters.tsv [--out-dir plots/data] [--part gemm]
+    python plots/bench.py --manifest build/release/chapters.tsv [--out-dir plots/data] [--part gemm|conv|all]
 
 The list of steps is <build>/chapters.tsv, written by CMake from the tut_add_chapter lines. Each
-binary appends its own row to <out-dir>/<gpu-slug>.csv (it verifies and times itself against
-cuBLAS in the same process); this script only chooses the problems. Exits 1 if any run failed
-verification or crashed, 3 if there is no GPU.
+binary appends its own row to <out-dir>/<gpu-slug>.csv (it verifies and times itself against the
+vendor library in the same process); this script only chooses the problems:
+  gemm: 4096^3, then the size sweep (sizes predicted to run longer than --max-run-seconds skipped);
+  conv: the headline layer, then every other layer of the table the binary prints with
+        `--layer list`, for the steps from 15 on (13 and 14 are slow: only the headline, unless
+        --all-layers).
+Exits 1 if any run failed verification or crashed, 3 if there is no GPU.
 """
 from __future__ import annotations
 
@@ -17,11 +21,18 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import CONV_HEADLINE, is_chapter  # noqa: E402
+
 HEADLINE = (4096, 4096, 4096)
 # 256 to 8192, with odd sizes next to the headline (not multiples of any tile).
 SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
          (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
 NO_GPU = 3
+PARTS = ("gemm", "conv")
+# Convolution steps before this one run the headline layer only (unless --all-layers): the direct
+# loop and im2col take seconds per layer and add nothing to the per-layer chart (17 onwards).
+CONV_LAYERS_FROM = 15
 
 
 def read_manifest(path: Path) -> list[dict]:
@@ -40,6 +51,36 @@ def device_facts(binary: str) -> dict:
     return dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
 
 
+def conv_layers(binary: str) -> list[dict]:
+    """The layer table a conv binary prints with `--layer list`: a header line, then one line per
+    layer, `name N C H W K R S pad stride`, whitespace-separated."""
+    p = subprocess.run([binary, "--layer", "list"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"error: {binary} --layer list failed ({p.returncode}): {p.stderr.strip()}")
+    lines = [line for line in p.stdout.splitlines() if line.strip()]
+    keys = ("n", "c", "h", "w", "k", "r", "s", "pad", "stride")
+    layers = []
+    for line in lines[1:]:
+        tok = line.split()
+        try:
+            if len(tok) < 1 + len(keys):
+                raise ValueError(line)
+            layers.append({"name": tok[0], **{key: int(v) for key, v in zip(keys, tok[1:])}})
+        except ValueError:
+            raise SystemExit(f"error: {binary} --layer list: cannot read the line {line!r} "
+                             f"(expected: name {' '.join(k.upper() for k in keys)})") from None
+    if not any(layer["name"] == CONV_HEADLINE for layer in layers):
+        raise SystemExit(f"error: {binary} --layer list has no headline layer {CONV_HEADLINE}")
+    return layers
+
+
+def conv_flops(layer: dict) -> float:
+    """2*N*K*P*Q*C*R*S: what a layer costs, to predict its run time from the headline's."""
+    p = (layer["h"] + 2 * layer["pad"] - layer["r"]) // layer["stride"] + 1
+    q = (layer["w"] + 2 * layer["pad"] - layer["s"]) // layer["stride"] + 1
+    return 2.0 * layer["n"] * layer["k"] * p * q * layer["c"] * layer["r"] * layer["s"]
+
+
 def last_row(csv_path: Path) -> dict | None:
     with csv_path.open(newline="") as f:
         rows = list(csv.DictReader(f))
@@ -50,9 +91,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--manifest", required=True, type=Path)
     ap.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent / "data")
-    ap.add_argument("--part", default="gemm")
+    ap.add_argument("--part", choices=(*PARTS, "all"), default="all", help="which part's steps to run (default: all)")
     ap.add_argument("--steps", nargs="*", help="only these step names (default: all of the part)")
-    ap.add_argument("--headline-only", action="store_true", help="skip the sweep")
+    ap.add_argument("--headline-only", action="store_true", help="skip the sweep (gemm) and the other layers (conv)")
+    ap.add_argument("--all-layers", action="store_true",
+                    help=f"run every layer also for the conv steps before {CONV_LAYERS_FROM} (slow)")
     ap.add_argument("--sweep-iters", type=int, default=10)
     ap.add_argument("--sweep-warmup", type=int, default=2)
     ap.add_argument("--max-run-seconds", type=float, default=5.0,
@@ -60,7 +103,9 @@ def main(argv=None) -> int:
     ap.add_argument("--log", type=Path, help="where the binaries' full output goes (default: next to the manifest)")
     args = ap.parse_args(argv)
 
-    steps = [s for s in read_manifest(args.manifest) if s["part"] == args.part]
+    parts = PARTS if args.part == "all" else (args.part,)
+    steps = [s for s in read_manifest(args.manifest) if s["part"] in parts]
+    steps.sort(key=lambda s: parts.index(s["part"]))  # every gemm step, then every conv step
     if args.steps:
         steps = [s for s in steps if s["name"] in args.steps]
     if not steps:
@@ -96,7 +141,51 @@ def main(argv=None) -> int:
                   f"({time.time() - t0:.0f} s)")
             return row
 
+        def run_conv(step: dict, layer: str, extra: list[str]) -> dict | None:
+            cmd = [step["binary"], "--layer", layer, "--csv", str(csv_path), *extra]
+            log.write(f"\n$ {' '.join(cmd)}\n")
+            log.flush()
+            t0 = time.time()
+            p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+            if p.returncode == NO_GPU:
+                raise SystemExit("error: the GPU disappeared during the benchmark")
+            row = last_row(csv_path) if p.returncode in (0, 1) else None
+            tag = f"{step['name']:<30} {layer:<16}"
+            if row is None or row["chapter"] != step["name"] or row["problem"] != layer:
+                failures.append(f"{tag} exited {p.returncode} without a result (see {log_path})")
+                print(f"  {tag} FAILED: exit {p.returncode}, no result (see {log_path})")
+                return None
+            if p.returncode == 1:
+                failures.append(f"{tag} failed verification")
+            alt = row.get("alt_baseline_time_ms") or ""
+            vs_alt = f"{100 * float(alt) / float(row['time_ms_median']):6.1f}% of precomp  " if alt else ""
+            print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {vs_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
+                  f"of {row['baseline']}  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  "
+                  f"({time.time() - t0:.0f} s)")
+            return row
+
+        layers = None  # the conv layer table, read from the first conv binary
         for step in steps:
+            if step["part"] == "conv":
+                if layers is None:
+                    layers = conv_layers(step["binary"])
+                head = run_conv(step, CONV_HEADLINE, [])
+                if args.headline_only or head is None:
+                    continue
+                if is_chapter(step["name"]) and int(step["name"][:2]) < CONV_LAYERS_FROM and not args.all_layers:
+                    continue
+                head_ms = float(head["time_ms_median"])
+                head_flops = next(conv_flops(lay) for lay in layers if lay["name"] == CONV_HEADLINE)
+                for layer in layers:
+                    if layer["name"] == CONV_HEADLINE:
+                        continue
+                    predicted_s = head_ms * 1e-3 * conv_flops(layer) / head_flops
+                    if predicted_s > args.max_run_seconds:
+                        print(f"  {step['name']:<30} {layer['name']:<16} skipped: one run would take ~{predicted_s:.0f} s "
+                              f"(--max-run-seconds {args.max_run_seconds:g})")
+                        continue
+                    run_conv(step, layer["name"], ["--iters", str(args.sweep_iters), "--warmup", str(args.sweep_warmup)])
+                continue
             head = run(step, HEADLINE, [])
             if args.headline_only or head is None:
                 continue

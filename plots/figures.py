@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""The explanatory pictures of the chapters (thread mappings, tiles, bank layouts).
+"""The explanatory pictures of the chapters (thread mappings, tiles, bank layouts) and of the
+background pages in docs/.
 
-    python plots/figures.py [--chapters-dir chapters] [--only 01_naive_gemm]
+    python plots/figures.py [--chapters-dir chapters] [--docs-dir docs] [--only 01_naive_gemm docs]
 
-Each figure is drawn from the chapter's tunables as written here, into chapters/<name>/<file>.png.
-They depend on no measurement; `make figures` redraws them.
+Each chapter figure is drawn from the chapter's tunables as written here, into
+chapters/<name>/<file>.png; each docs figure into docs/<file>.png. They depend on no measurement;
+`make figures` redraws them.
 """
 from __future__ import annotations
 
@@ -95,10 +97,21 @@ _collect_chapter_modules()
 FIGURES = dict(sorted(FIGURES.items()))
 
 
+def _collect_docs_figures() -> dict:
+    from chapter_figures import conv_maps
+
+    return {**conv_maps.FIGURES}
+
+
+# docs/<file name> -> drawing function (`--only docs` draws just these)
+DOC_FIGURES = _collect_docs_figures()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--chapters-dir", type=Path, default=Path(__file__).resolve().parent.parent / "chapters")
-    ap.add_argument("--only", nargs="*", help="chapter folders to draw (default: all)")
+    ap.add_argument("--docs-dir", type=Path, default=Path(__file__).resolve().parent.parent / "docs")
+    ap.add_argument("--only", nargs="*", help="chapter folders to draw, or docs (default: all)")
     args = ap.parse_args(argv)
     for chapter, figs in FIGURES.items():
         if args.only and chapter not in args.only:
@@ -108,6 +121,11 @@ def main(argv=None) -> int:
         for name, draw in figs.items():
             draw(folder / name)
             print(f"wrote {folder / name}")
+    if not args.only or "docs" in args.only:
+        args.docs_dir.mkdir(parents=True, exist_ok=True)
+        for name, draw in DOC_FIGURES.items():
+            draw(args.docs_dir / name)
+            print(f"wrote {args.docs_dir / name}")
     return 0
 
 

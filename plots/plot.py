@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Charts and tables from a results CSV (plots/data/<gpu-slug>.csv), nothing else.
 
-    python plots/plot.py --csv plots/data/nvidia-h100-80gb-hbm3.csv \
+    python plots/plot.py --csv plots/data/nvidia-h100-80gb-hbm3.csv [--part gemm|conv|all] \
         [--out-dir plots] [--readme README.md] [--chapters-dir chapters]
 
-Writes <out-dir>/<slug>-gemm-{speedup,sweep,roofline}.png, prints the results table, and rewrites
-the text between the results markers of README.md and of each chapter's README.md.
+For each part with rows in the CSV (or the one --part names):
+  gemm: <out-dir>/<slug>-gemm-{speedup,sweep,roofline}.png, README.md's results:gemm block;
+  conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block.
+Prints the results tables and rewrites the text between the results markers of each measured
+chapter's README.md (a sweep table for a GEMM chapter, a per-layer table for a convolution one).
+Only FP32 comparisons are charted; a row whose baseline is in another precision is left out and
+named.
 """
 from __future__ import annotations
 
@@ -18,14 +23,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogFormatter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import results  # noqa: E402
-from results import HEADLINE, CsvError, Row  # noqa: E402
+from results import CONV_HEADLINE, HEADLINE, CsvError, Row  # noqa: E402
 
 README_BEGIN = "<!-- results:gemm:begin -->"
 README_END = "<!-- results:gemm:end -->"
+CONV_README_BEGIN = "<!-- results:conv:begin -->"
+CONV_README_END = "<!-- results:conv:end -->"
 CHAPTER_BEGIN = "<!-- results:begin -->"
 CHAPTER_END = "<!-- results:end -->"
 
@@ -148,9 +155,22 @@ def sweep_chart(latest: dict, path: Path) -> None:
 def roofline_chart(latest: dict, path: Path) -> None:
     """Each step at each size, placed by its minimum-traffic intensity under the FP32 and DRAM roofs."""
     rows = list(latest.values())
+    fig, ax = plt.subplots(figsize=(8, 5))
+    lo, hi = roofs(ax, rows)
+    for name in results.step_order(rows):
+        mine = sorted((r for r in rows if r.chapter == name), key=lambda r: r.intensity)
+        style = dict(marker="o", ms=4) if mine[0].is_chapter else dict(marker="s", ms=4, color="black", ls="--")
+        ax.plot([r.intensity for r in mine], [r.tflops for r in mine], label=label(mine[0]), **style)
+    finish_roofline(ax, lo, hi, f"SGEMM roofline: every step at every swept size\n{title_suffix(rows[0])}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def roofs(ax, rows: list[Row]) -> tuple[float, float]:
+    """The FP32 and DRAM roofs from the rows' peaks, over an x range that holds every row; returns it."""
     peak = max(r.peak_gflops for r in rows) / 1e3
     bw = max(r.peak_gbps for r in rows) / 1e3  # TB/s
-    fig, ax = plt.subplots(figsize=(8, 5))
     xs = [r.intensity for r in rows if r.gbps > 0]
     lo, hi = min(xs + [1.0]) / 2, max(xs + [100.0]) * 2
     if peak > 0 and bw > 0:
@@ -160,10 +180,10 @@ def roofline_chart(latest: dict, path: Path) -> None:
         ax.annotate(f"FP32 FMA peak {peak:.1f} TFLOP/s", (hi, peak), ha="right", va="bottom", fontsize=8)
         ax.annotate(f"DRAM {bw:.2f} TB/s (ridge at {ridge:.0f} FLOP/B)", (max(lo, ridge / 30), bw * max(lo, ridge / 30)),
                     rotation=0, va="bottom", fontsize=8)
-    for name in results.step_order(rows):
-        mine = sorted((r for r in rows if r.chapter == name), key=lambda r: r.intensity)
-        style = dict(marker="o", ms=4) if mine[0].is_chapter else dict(marker="s", ms=4, color="black", ls="--")
-        ax.plot([r.intensity for r in mine], [r.tflops for r in mine], label=label(mine[0]), **style)
+    return lo, hi
+
+
+def finish_roofline(ax, lo: float, hi: float, title: str) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
@@ -172,12 +192,9 @@ def roofline_chart(latest: dict, path: Path) -> None:
     ax.yaxis.set_major_formatter(plain)
     ax.set_xlabel("arithmetic intensity, FLOP per byte of minimum DRAM traffic")
     ax.set_ylabel("TFLOP/s (median)")
-    ax.set_title(f"SGEMM roofline: every step at every swept size\n{title_suffix(rows[0])}", fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -198,43 +215,360 @@ def readme_block(rows: list[Row], images: list[Path], readme: Path, csv_name: st
     ])
 
 
+# ----------------------------------------------------------------------------------------------
+# Part II: convolution. Every conv row carries both cuDNN baselines, timed in the step's process:
+# baseline = the fastest FMA algorithm cudnnFind picked for the layer (named in parentheses),
+# alt_baseline = IMPLICIT_PRECOMP_GEMM, the same method as the steps.
+
+LAYER_STEPS_FROM = 17  # the per-layer chart and table show the tiled steps, 17 onwards
+PRECOMP_COLOUR, FASTEST_COLOUR = "#7f7f7f", "#3a3a3a"
+
+
+class ConvBaselines:
+    """The two cuDNN baselines of one layer, summarized over the processes (one per step) that timed
+    them: the median of their times, and the algorithm most of them named."""
+
+    def __init__(self, rows: list[Row]):
+        newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+        self.row = newest_first[0]  # for the layer's FLOPs and intensity
+        self.processes = len(rows)
+        with_alt = [r for r in rows if r.alt_baseline_time_ms is not None]
+        self.precomp_name = _most_common([r.alt_baseline for r in newest_first if r.alt_baseline])
+        self.precomp_ms = results.median([r.alt_baseline_time_ms for r in with_alt])
+        families = [results.baseline_family(r.baseline) for r in newest_first]
+        self.fastest_family = _most_common([f for f, _ in families])
+        self.fastest_algo = _most_common([a for _, a in families])
+        self.fastest_ms = results.median([r.baseline_time_ms for r in rows])
+
+    @property
+    def has_precomp(self) -> bool:
+        return bool(self.precomp_name) and self.precomp_ms == self.precomp_ms
+
+    @property
+    def precomp_tflops(self) -> float:
+        return self.row.tflops_at(self.precomp_ms) if self.has_precomp else float("nan")
+
+    @property
+    def fastest_tflops(self) -> float:
+        return self.row.tflops_at(self.fastest_ms)
+
+    @property
+    def fastest_label(self) -> str:
+        return f"{self.fastest_family} ({self.fastest_algo})" if self.fastest_algo else self.fastest_family
+
+
+def _most_common(xs: list[str]) -> str:
+    """The most frequent value; among equals, the first (callers pass the newest first)."""
+    if not xs:
+        return ""
+    return max(dict.fromkeys(xs), key=xs.count)
+
+
+def conv_baselines(latest: dict) -> dict[str, ConvBaselines]:
+    """Layer -> its baselines, in the layers' order."""
+    rows = list(latest.values())
+    return {layer: ConvBaselines([r for r in rows if r.problem == layer]) for layer in results.problem_order(rows)}
+
+
+def conv_headline_rows(latest: dict) -> list[Row]:
+    rows = [r for (_, p), r in latest.items() if p == CONV_HEADLINE]
+    order = results.step_order(rows)
+    return sorted(rows, key=lambda r: order.index(r.chapter))
+
+
+def fmt_ms_conv(x: float) -> str:
+    """Like fmt_ms, with one more digit under 1 ms (the small layers run in tenths of a millisecond)."""
+    return f"{x:.4f}" if x < 1 else fmt_ms(x)
+
+
+def pct(x: float) -> str:
+    return "–" if x != x else f"{100 * x:.1f}%"
+
+
+def tf(x: float) -> str:
+    return "–" if x != x else f"{x:.2f}"
+
+
+def gemm_dims(r: Row) -> str:
+    return f"{r.m}×{r.n}×{r.k}"
+
+
+def conv_results_table(rows: list[Row], base: ConvBaselines) -> str:
+    """Markdown table at the headline layer: every step, then the two cuDNN baselines."""
+    lines = ["| step | time (ms), median [min, max] | TFLOP/s | % of cuDNN precomp | % of cuDNN fastest "
+             f"| × previous step | × step {rows[0].chapter[:2]} | verified |",
+             "|---|---|---:|---:|---:|---:|---:|:-:|"]
+    first = rows[0]
+    prev = None
+    for r in rows:
+        vs_prev = f"{prev.time_ms_median / r.time_ms_median:.2f}" if prev else "–"
+        prev = r
+        lines.append(f"| {label(r)} | {fmt_ms_conv(r.time_ms_median)} [{fmt_ms_conv(r.time_ms_min)}, {fmt_ms_conv(r.time_ms_max)}] "
+                     f"| {r.tflops:.2f} | {pct(r.alt_ratio)} | {pct(r.ratio_to_baseline)} | {vs_prev} "
+                     f"| {first.time_ms_median / r.time_ms_median:.1f} | {r.verified} |")
+    if base.has_precomp:
+        lines.append(f"| {base.precomp_name} | {fmt_ms_conv(base.precomp_ms)} | {base.precomp_tflops:.2f} | 100.0% "
+                     f"| {pct(base.fastest_ms / base.precomp_ms)} | – | {first.time_ms_median / base.precomp_ms:.1f} | – |")
+    lines.append(f"| {base.fastest_label} | {fmt_ms_conv(base.fastest_ms)} | {base.fastest_tflops:.2f} "
+                 f"| {pct(base.precomp_ms / base.fastest_ms) if base.has_precomp else '–'} | 100.0% | – "
+                 f"| {first.time_ms_median / base.fastest_ms:.1f} | – |")
+    return "\n".join(lines)
+
+
+def layer_steps(latest: dict) -> list[str]:
+    """The steps the per-layer chart and table show: chapters LAYER_STEPS_FROM onwards."""
+    return [c for c in results.step_order(latest.values())
+            if results.is_chapter(c) and int(c[:2]) >= LAYER_STEPS_FROM]
+
+
+def conv_layer_table(latest: dict, bases: dict[str, ConvBaselines]) -> str:
+    """Layer x step, TFLOP/s, with both cuDNN baselines and the best step's share of the fastest."""
+    steps = layer_steps(latest)
+    lines = ["| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" for s in steps)
+             + " | cuDNN precomp | cuDNN fastest (algorithm) | best step, % of cuDNN fastest |",
+             "|---|---|" + "---:|" * len(steps) + "---:|---|---:|"]
+    for layer, base in bases.items():
+        cells, best = [], None
+        for s in steps:
+            r = latest.get((s, layer))
+            cells.append(tf(r.tflops) if r else "–")
+            if r and (best is None or r.time_ms_median < best.time_ms_median):
+                best = r
+        best_cell = f"{best.chapter[:2]}: {pct(best.ratio_to_baseline)}" if best else "–"
+        lines.append(f"| {layer} | {gemm_dims(base.row)} | " + " | ".join(cells)
+                     + f" | {tf(base.precomp_tflops)} | {base.fastest_tflops:.2f} ({base.fastest_algo or base.fastest_family})"
+                     + f" | {best_cell} |")
+    return "\n".join(lines)
+
+
+def conv_chapter_table(rows: list[Row], order: list[str]) -> str:
+    """One convolution chapter's rows, one per layer, each against the baselines of its own process."""
+    lines = ["| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | cuDNN precomp (ms) | % of precomp "
+             "| cuDNN fastest (ms, algorithm) | % of fastest | verified |",
+             "|---|---|---|---:|---:|---:|---|---:|:-:|"]
+    for r in sorted(rows, key=lambda r: order.index(r.problem)):
+        precomp = fmt_ms_conv(r.alt_baseline_time_ms) if r.alt_baseline_time_ms is not None else "–"
+        algo = results.baseline_family(r.baseline)[1] or r.baseline
+        lines.append(f"| {r.problem} | {gemm_dims(r)} | {fmt_ms_conv(r.time_ms_median)} [{fmt_ms_conv(r.time_ms_min)}, "
+                     f"{fmt_ms_conv(r.time_ms_max)}] | {r.tflops:.2f} | {precomp} | {pct(r.alt_ratio)} "
+                     f"| {fmt_ms_conv(r.baseline_time_ms)} ({algo}) | {pct(r.ratio_to_baseline)} | {r.verified} |")
+    return "\n".join(lines)
+
+
+def conv_speedup_chart(rows: list[Row], base: ConvBaselines, path: Path) -> None:
+    """Bars: TFLOP/s of each step at the headline layer, then the two cuDNN baselines; labels give
+    × the first step and % of both baselines (each step against the baselines of its own process)."""
+    first = rows[0]
+    names = [label(r) for r in rows]
+    values = [r.tflops for r in rows]
+    colours = ["#4C72B0"] * len(rows)
+    notes = [f"{first.time_ms_median / r.time_ms_median:.1f}× step {first.chapter[:2]}\n"
+             f"{pct(r.alt_ratio)} of precomp\n{pct(r.ratio_to_baseline)} of fastest" for r in rows]
+    if base.has_precomp:
+        names.append(base.precomp_name)
+        values.append(base.precomp_tflops)
+        colours.append(PRECOMP_COLOUR)
+        notes.append(f"{first.time_ms_median / base.precomp_ms:.1f}× step {first.chapter[:2]}")
+    names.append(base.fastest_label)
+    values.append(base.fastest_tflops)
+    colours.append(FASTEST_COLOUR)
+    notes.append(f"{first.time_ms_median / base.fastest_ms:.1f}× step {first.chapter[:2]}")
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 1.0 * len(names)), 5.0))
+    bars = ax.bar(names, values, color=colours)
+    for b, text in zip(bars, notes):
+        ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=7)
+    ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
+    ax.set_ylim(0, max(values) * 1.3)
+    ax.set_title(f"Convolution {CONV_HEADLINE} (implicit GEMM {gemm_dims(first)}), FP32 FMA: speedup over step "
+                 f"{first.chapter[:2]} and % of cuDNN\n{title_suffix(first)}", fontsize=10)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def conv_layers_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path) -> None:
+    """Grouped bars: TFLOP/s per layer of the steps from LAYER_STEPS_FROM on and of both cuDNN baselines."""
+    steps = layer_steps(latest)
+    layers = list(bases)
+    # one series per step: (legend label, its row for each layer or None where it did not run)
+    series = [(label(next(r for (c, _), r in latest.items() if c == s)), [latest.get((s, l)) for l in layers])
+              for s in steps]
+    width = 0.8 / (len(series) + 2)
+    xs = list(range(len(layers)))
+
+    def offsets(i: int) -> list[float]:  # bar i of each group, the group centred on its layer
+        return [x + (i - (len(series) + 1) / 2) * width for x in xs]
+
+    fig, ax = plt.subplots(figsize=(max(10.0, 1.3 * len(layers) + 1), 6.5))
+    for i, (name, rows) in enumerate(series):
+        ax.bar(offsets(i), [r.tflops if r else 0.0 for r in rows], width, label=name)
+    precomp = [bases[l].precomp_tflops for l in layers]
+    if any(v == v for v in precomp):
+        name = _most_common([b.precomp_name for b in bases.values() if b.precomp_name])
+        ax.bar(offsets(len(series)), [v if v == v else 0.0 for v in precomp], width, color=PRECOMP_COLOUR, label=name)
+    fastest = [bases[l].fastest_tflops for l in layers]
+    offs = offsets(len(series) + 1)
+    family = _most_common([b.fastest_family for b in bases.values()])
+    ax.bar(offs, fastest, width, color=FASTEST_COLOUR, label=f"{family} (algorithm above its bar)")
+    top = max([v for v in fastest + precomp if v == v] + [r.tflops for _, rows in series for r in rows if r])
+    for x, v, l in zip(offs, fastest, layers):
+        ax.annotate(bases[l].fastest_algo, (x, v + 0.01 * top), ha="center", va="bottom", fontsize=6, rotation=90)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{l}\n{gemm_dims(bases[l].row)}" for l in layers], fontsize=7)
+    ax.set_ylim(0, top * 1.5)  # room for the algorithm names
+    ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
+    ax.set_xlabel("layer, and its implicit GEMM M×N×K = K × N·P·Q × C·R·S", fontsize=8)
+    ax.set_title(f"Convolution per layer, FP32 FMA: steps {LAYER_STEPS_FROM} on and both cuDNN baselines "
+                 f"(their median over the steps' processes)\n{title_suffix(bases[layers[0]].row)}", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def conv_roofline_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path) -> None:
+    """Each step at each measured layer, and both cuDNN baselines, at the layer's minimum-traffic intensity."""
+    rows = list(latest.values())
+    fig, ax = plt.subplots(figsize=(8, 5))
+    lo, hi = roofs(ax, rows)
+    markers = "os^vD<>ph*"
+    for i, name in enumerate(results.step_order(rows)):
+        mine = sorted((r for r in rows if r.chapter == name), key=lambda r: r.intensity)
+        ax.plot([r.intensity for r in mine], [r.tflops for r in mine], ls="none", marker=markers[i % len(markers)],
+                ms=5, label=label(mine[0]))
+    base = list(bases.values())
+    with_precomp = [b for b in base if b.has_precomp]
+    if with_precomp:
+        ax.plot([b.row.intensity for b in with_precomp], [b.precomp_tflops for b in with_precomp], ls="none",
+                marker="_", ms=12, mew=2, color=PRECOMP_COLOUR, label=with_precomp[0].precomp_name)
+    ax.plot([b.row.intensity for b in base], [b.fastest_tflops for b in base], ls="none", marker="_", ms=12, mew=2,
+            color=FASTEST_COLOUR, label=_most_common([b.fastest_family for b in base]))
+    finish_roofline(ax, lo, hi, f"Convolution roofline, FP32 FMA: every step at every measured layer\n"
+                                f"{title_suffix(rows[0])}")
+    # The conv points may span less than a decade, where log axes label their minor ticks: plainly too.
+    ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def conv_readme_block(head: list[Row], latest: dict, bases: dict[str, ConvBaselines], images: list[Path],
+                      readme: Path, csv_name: str) -> str:
+    r0 = head[0]
+    dates = sorted(r.timestamp for r in latest.values())
+    rel = [(p.stem, Path(os.path.relpath(p, readme.parent)).as_posix()) for p in images]
+    return "\n".join([
+        f"Measured on **{r0.gpu}**, CUDA {r0.cuda}, {dates[-1][:10]}; convolution layer `{CONV_HEADLINE}` "
+        f"(implicit GEMM {gemm_dims(r0)}), FP32, NCHW input, KCRS filter, NKPQ output. Each time is the median of "
+        f"event-timed runs with L2 flushed before each run. Both cuDNN baselines use FMA math (no tensor cores) "
+        f"and are timed in the same process as each step: IMPLICIT_PRECOMP_GEMM (\"precomp\", the same method "
+        f"as the steps) and the fastest algorithm cuDNN finds for the layer (\"fastest\", named in parentheses). "
+        f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs for every algorithm. The baselines' "
+        f"own rows give the median over the steps' processes. Generated by `make tutorial` from "
+        f"`plots/data/{csv_name}`.",
+        "",
+        conv_results_table(head, bases[CONV_HEADLINE]),
+        "",
+        f"Per layer, TFLOP/s (steps {LAYER_STEPS_FROM} on; the last column: the best step's time against "
+        f"cuDNN fastest in its own process):",
+        "",
+        conv_layer_table(latest, bases),
+        "",
+        *[f"![{stem}]({path})" for stem, path in rel],
+    ])
+
+
+# ----------------------------------------------------------------------------------------------
+
+def fp32_only(rows: list[Row]) -> list[Row]:
+    """The FP32 rows; the others are named on stdout (they belong in a chart of their own precision)."""
+    other = sorted({(r.chapter, results.precision(r)) for r in rows if results.precision(r) != "FP32"})
+    for chapter, prec in other:
+        print(f"note: {chapter} compares in {prec}, left out of the FP32 charts and tables")
+    return [r for r in rows if results.precision(r) == "FP32"]
+
+
+def chapter_block(mine: list[Row], csv_name: str, body: str) -> str:
+    return (f"Measured on {mine[0].gpu}, CUDA {mine[0].cuda} (from `plots/data/{csv_name}`, "
+            f"written by `make tutorial`):\n\n" + body)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", required=True, help="results CSV written by the chapter binaries")
+    ap.add_argument("--part", choices=("gemm", "conv", "all"), default="all",
+                    help="which part's charts and tables to make (default: every part with rows)")
     ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent), help="where the PNGs go")
-    ap.add_argument("--readme", help="README.md whose results block is rewritten")
+    ap.add_argument("--readme", help="README.md whose results blocks are rewritten")
     ap.add_argument("--chapters-dir", help="folder of chapter folders whose README results blocks are rewritten")
     args = ap.parse_args(argv)
     try:
-        rows = results.load(args.csv)
-        latest = results.latest(rows)
-        head = headline_rows(latest)
-        if not head:
-            raise CsvError(f"{args.csv}: no rows at the headline size {HEADLINE}")
+        all_rows = results.load(args.csv)
+        parts = results.PARTS if args.part == "all" else (args.part,)
         out = Path(args.out_dir)
-        out.mkdir(parents=True, exist_ok=True)
         slug = Path(args.csv).stem  # the binaries name the file after the GPU (its slug)
-        images = [out / f"{slug}-gemm-speedup.png", out / f"{slug}-gemm-sweep.png", out / f"{slug}-gemm-roofline.png"]
-        speedup_chart(head, images[0])
-        sweep_chart(latest, images[1])
-        roofline_chart(latest, images[2])
-        print(results_table(head))
-        for p in images:
-            print(f"wrote {p}")
-        if args.readme:
-            readme = Path(args.readme)
+        csv_name = Path(args.csv).name
+        readme = Path(args.readme) if args.readme else None
+        blocks = []    # (begin, end, body) for README.md
+        chapters = []  # (chapter, body) for chapters/<chapter>/README.md
+        for part in parts:
+            rows = fp32_only(results.of_part(all_rows, part))
+            if not rows:
+                if args.part != "all":
+                    raise CsvError(f"{args.csv}: no FP32 rows of part '{part}'")
+                continue
+            latest = results.latest(rows)
+            if part == "gemm":
+                head = headline_rows(latest)
+                if not head:
+                    raise CsvError(f"{args.csv}: no rows at the headline size {HEADLINE}")
+                out.mkdir(parents=True, exist_ok=True)
+                images = [out / f"{slug}-gemm-speedup.png", out / f"{slug}-gemm-sweep.png", out / f"{slug}-gemm-roofline.png"]
+                speedup_chart(head, images[0])
+                sweep_chart(latest, images[1])
+                roofline_chart(latest, images[2])
+                print(results_table(head))
+                if readme:
+                    blocks.append((README_BEGIN, README_END, readme_block(head, images, readme, csv_name)))
+                for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
+                    mine = [r for r in latest.values() if r.chapter == name]
+                    chapters.append((name, chapter_block(mine, csv_name, chapter_table(mine))))
+            else:
+                head = conv_headline_rows(latest)
+                if not head:
+                    raise CsvError(f"{args.csv}: no convolution rows at the headline layer {CONV_HEADLINE}")
+                bases = conv_baselines(latest)
+                out.mkdir(parents=True, exist_ok=True)
+                images = [out / f"{slug}-conv-speedup.png", out / f"{slug}-conv-layers.png",
+                          out / f"{slug}-conv-roofline.png"]
+                conv_speedup_chart(head, bases[CONV_HEADLINE], images[0])
+                conv_layers_chart(latest, bases, images[1])
+                conv_roofline_chart(latest, bases, images[2])
+                print(conv_results_table(head, bases[CONV_HEADLINE]))
+                print()
+                print(conv_layer_table(latest, bases))
+                if readme:
+                    blocks.append((CONV_README_BEGIN, CONV_README_END,
+                                   conv_readme_block(head, latest, bases, images, readme, csv_name)))
+                order = results.problem_order(latest.values())
+                for name in results.step_order(latest.values()):
+                    mine = [r for r in latest.values() if r.chapter == name]
+                    chapters.append((name, chapter_block(mine, csv_name, conv_chapter_table(mine, order))))
+            for p in images:
+                print(f"wrote {p}")
+        if readme:
             text = readme.read_text()
-            readme.write_text(replace_between(text, README_BEGIN, README_END, readme_block(head, images, readme, Path(args.csv).name),
-                                              str(readme)))
+            for begin, end, body in blocks:  # every block is checked before the file is written
+                text = replace_between(text, begin, end, body, str(readme))
+            readme.write_text(text)
             print(f"updated {readme}")
         if args.chapters_dir:
-            for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
+            for name, body in sorted(chapters):
                 ch_readme = Path(args.chapters_dir) / name / "README.md"
                 if not ch_readme.is_file():
                     continue
-                mine = [r for r in latest.values() if r.chapter == name]
-                body = (f"Measured on {mine[0].gpu}, CUDA {mine[0].cuda} (from `plots/data/{Path(args.csv).name}`, "
-                        f"written by `make tutorial`):\n\n" + chapter_table(mine))
                 text = ch_readme.read_text()
                 ch_readme.write_text(replace_between(text, CHAPTER_BEGIN, CHAPTER_END, body, str(ch_readme)))
                 print(f"updated {ch_readme}")
@@ -242,7 +576,6 @@ def main(argv=None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,8 @@
-"""bench.py's pieces that need no GPU: the manifest and the no-GPU path."""
-import os
+"""bench.py's pieces that need no GPU: the manifest, the no-GPU path, and which problems each part's
+steps run (against fake binaries)."""
+import re
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,170 @@ def test_metrics_reads_ncu_raw_csv(tmp_path):
         {"kernel": "naive_gemm_kernel", "metric": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
          "value": "0", "unit": ""},
     ]
+
+
+# ---- Part II: the conv steps, against fake binaries that behave like the harness ------------------
+
+LAYER_TABLE = """name N C H W K R S pad stride
+seed_3x3 128 64 56 56 128 3 3 1 1
+r50_conv1 32 3 224 224 64 7 7 3 2
+r50_c2_1x1_up 32 64 56 56 256 1 1 0 1
+"""
+
+FAKE_STEP = r'''#!{python}
+# A stand-in for a chapter binary: answers --device-info and --layer list, appends one CSV row per
+# run (chapter {name}), and records its command line.
+import csv, os, sys
+args = sys.argv[1:]
+with open({calls!r}, "a") as f:
+    f.write("{name} " + " ".join(args) + "\n")
+if "--device-info" in args:
+    print("name: Fake GPU\nslug: fake-gpu\ncuda: 13.0")
+    sys.exit(0)
+opt = dict(zip(args[::2], args[1::2]))
+if opt.get("--layer") == "list":
+    sys.stdout.write({table!r})
+    sys.exit(0)
+problem = opt.get("--layer") or "x".join(opt[f] for f in ("--m", "--n", "--k"))
+problem = {{"r50_conv1": {wrong_problem!r} or problem}}.get(problem, problem)
+header = ["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "baseline",
+          "alt_baseline_time_ms"]
+path = opt["--csv"]
+new = not os.path.exists(path)
+with open(path, "a", newline="") as f:
+    w = csv.writer(f)
+    if new:
+        w.writerow(header)
+    conv = "--layer" in opt
+    w.writerow(["{name}", problem, "1000", "0.5", "2.0", "{verified}",
+                "cuDNN fastest FMA (WINOGRAD_NONFUSED)" if conv else "cuBLAS FP32 (no TF32)", "3.0" if conv else ""])
+sys.exit({exit_code})
+'''
+
+
+def fake_step(tmp_path: Path, name: str, exit_code: int = 0, wrong_problem: str = "") -> str:
+    exe = tmp_path / name
+    exe.write_text(FAKE_STEP.format(python=sys.executable, name=name, calls=str(tmp_path / "calls.txt"),
+                                    table=LAYER_TABLE, exit_code=exit_code, wrong_problem=wrong_problem,
+                                    verified="no" if exit_code == 1 else "yes"))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return str(exe)
+
+
+def parts_manifest(tmp_path: Path, steps: list[tuple[str, str, str]]) -> Path:
+    """steps: (part, name, binary); the manifest lists them in this order."""
+    m = tmp_path / "chapters.tsv"
+    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\n"
+                 + "".join(f"chapter\t{part}\t{name}\tt\t{binary}\t/src\n" for part, name, binary in steps))
+    return m
+
+
+def calls(tmp_path: Path) -> list[str]:
+    return [c for c in (tmp_path / "calls.txt").read_text().splitlines() if "--device-info" not in c
+            and "--layer list" not in c]
+
+
+def conv_manifest(tmp_path: Path, **kwargs) -> Path:
+    return parts_manifest(tmp_path, [
+        ("gemm", "01_naive_gemm", fake_step(tmp_path, "01_naive_gemm")),
+        ("conv", "13_direct_conv", fake_step(tmp_path, "13_direct_conv")),
+        ("conv", "15_implicit_gemm_naive", fake_step(tmp_path, "15_implicit_gemm_naive")),
+        ("conv", "17_implicit_gemm_warp_tiles", fake_step(tmp_path, "17_implicit_gemm_warp_tiles", **kwargs)),
+    ])
+
+
+def test_conv_layer_table_is_read(tmp_path):
+    layers = bench.conv_layers(fake_step(tmp_path, "13_direct_conv"))
+    assert [x["name"] for x in layers] == ["seed_3x3", "r50_conv1", "r50_c2_1x1_up"]
+    assert layers[1] == {"name": "r50_conv1", "n": 32, "c": 3, "h": 224, "w": 224, "k": 64, "r": 7, "s": 7,
+                         "pad": 3, "stride": 2}
+    # 2*N*K*P*Q*C*R*S with P = Q = (224 + 6 - 7) / 2 + 1 = 112
+    assert bench.conv_flops(layers[1]) == 2.0 * 32 * 64 * 112 * 112 * 3 * 7 * 7
+
+
+@pytest.mark.parametrize("table, message", [
+    ("name N C H W K R S pad stride\nr50_conv1 32 3 224 224 64 7 7 3 2\n", "no headline layer seed_3x3"),
+    ("name N C H W K R S pad stride\nseed_3x3 128 64 56 56 128 3 3 1\n", "cannot read the line"),
+    ("name N C H W K R S pad stride\nseed_3x3 128 64 56 56 128 3 x 1 1\n", "cannot read the line"),
+])
+def test_conv_layer_table_errors(tmp_path, table, message):
+    exe = fake_binary(tmp_path, f"printf '{table}'")
+    with pytest.raises(SystemExit, match=message):
+        bench.conv_layers(exe)
+
+
+def test_conv_part_runs_the_headline_everywhere_and_the_table_from_15_on(tmp_path, capsys):
+    m = conv_manifest(tmp_path)
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path / "data"), "--part", "conv"]) == 0
+    csv_path = tmp_path / "data" / "fake-gpu.csv"
+    assert calls(tmp_path) == [
+        f"13_direct_conv --layer seed_3x3 --csv {csv_path}",
+        f"15_implicit_gemm_naive --layer seed_3x3 --csv {csv_path}",
+        f"15_implicit_gemm_naive --layer r50_conv1 --csv {csv_path} --iters 10 --warmup 2",
+        f"15_implicit_gemm_naive --layer r50_c2_1x1_up --csv {csv_path} --iters 10 --warmup 2",
+        f"17_implicit_gemm_warp_tiles --layer seed_3x3 --csv {csv_path}",
+        f"17_implicit_gemm_warp_tiles --layer r50_conv1 --csv {csv_path} --iters 10 --warmup 2",
+        f"17_implicit_gemm_warp_tiles --layer r50_c2_1x1_up --csv {csv_path} --iters 10 --warmup 2",
+    ]
+    out = capsys.readouterr().out
+    assert "150.0% of precomp" in out and "50.0% of cuDNN fastest FMA (WINOGRAD_NONFUSED)" in out
+    assert (tmp_path / "results-csv").read_text() == f"{csv_path}\n"
+
+
+def test_all_layers_includes_the_slow_steps(tmp_path):
+    m = conv_manifest(tmp_path)
+    bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--all-layers",
+                "--steps", "13_direct_conv"])
+    assert [c.split()[2] for c in calls(tmp_path)] == ["seed_3x3", "r50_conv1", "r50_c2_1x1_up"]
+
+
+def test_headline_only_and_max_run_seconds(tmp_path, capsys):
+    m = conv_manifest(tmp_path)
+    bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--headline-only"])
+    assert [c.split()[2] for c in calls(tmp_path)] == ["seed_3x3"] * 3
+    (tmp_path / "calls.txt").unlink()
+    # The fake's headline takes 2 ms: r50_conv1 has 0.128 of its FLOPs (0.26 ms), r50_c2_1x1_up 0.056 (0.11 ms).
+    bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--steps", "17_implicit_gemm_warp_tiles",
+                "--max-run-seconds", "0.0002"])
+    assert [c.split()[2] for c in calls(tmp_path)] == ["seed_3x3", "r50_c2_1x1_up"]
+    assert re.search(r"17_implicit_gemm_warp_tiles +r50_conv1 +skipped: one run would take", capsys.readouterr().out)
+
+
+def test_all_parts_run_gemm_first_with_unchanged_commands(tmp_path):
+    m = conv_manifest(tmp_path)
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--headline-only"]) == 0
+    assert calls(tmp_path) == [
+        f"01_naive_gemm --m 4096 --n 4096 --k 4096 --csv {tmp_path / 'fake-gpu.csv'}",
+        *[f"{name} --layer seed_3x3 --csv {tmp_path / 'fake-gpu.csv'}"
+          for name in ("13_direct_conv", "15_implicit_gemm_naive", "17_implicit_gemm_warp_tiles")],
+    ]
+
+
+def test_gemm_part_runs_no_conv_step(tmp_path):
+    m = conv_manifest(tmp_path)
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
+    made = calls(tmp_path)
+    assert all(c.startswith("01_naive_gemm --m ") for c in made)
+    assert len(made) == 1 + len(bench.SWEEP)
+
+
+def test_conv_row_for_another_layer_is_a_failure(tmp_path, capsys):
+    m = conv_manifest(tmp_path, wrong_problem="seed_3x3")  # step 17 writes a seed_3x3 row for r50_conv1
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"17_implicit_gemm_warp_tiles +r50_conv1 +FAILED: exit 0, no result", out)
+    assert "FAILURES" in out
+
+
+def test_conv_verification_failure_is_reported(tmp_path, capsys):
+    m = conv_manifest(tmp_path, exit_code=1)
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--headline-only"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"FAILURES:\n.*17_implicit_gemm_warp_tiles +seed_3x3 +failed verification", out, re.S)
+    assert "verified: no" in out
+
+
+def test_no_steps_of_the_part(tmp_path):
+    m = parts_manifest(tmp_path, [("gemm", "01_naive_gemm", "/bin/true")])
+    with pytest.raises(SystemExit, match="no steps of part 'conv'"):
+        bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"])

@@ -79,3 +79,151 @@ def test_no_headline_rows(tmp_path):
     csv = tmp_path / "x.csv"
     csv.write_text("\n".join(only_small) + "\n")
     assert plot.main(["--csv", str(csv), "--out-dir", str(tmp_path)]) == 1
+
+
+# ---- Part II: convolution ---------------------------------------------------------------------
+
+PARTS_SAMPLE = Path(__file__).parent / "data" / "sample-parts.csv"
+CONV_CHAPTERS = ("13_direct_conv", "17_implicit_gemm_warp_tiles")
+
+
+@pytest.fixture
+def conv_tree(tree):
+    root, readme, csv = tree
+    csv.write_bytes(PARTS_SAMPLE.read_bytes())
+    readme.write_text(readme.read_text() + f"\n{plot.CONV_README_BEGIN}\nold conv table\n{plot.CONV_README_END}\n\nend\n")
+    for name in CONV_CHAPTERS:
+        ch = root / "chapters" / name
+        ch.mkdir(parents=True)
+        (ch / "README.md").write_text(f"# {name}\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n\nexercises\n")
+    return root, readme, csv
+
+
+def run_plot(root, csv, readme, *extra):
+    return plot.main(["--csv", str(csv), "--out-dir", str(root / "plots"), "--readme", str(readme),
+                      "--chapters-dir", str(root / "chapters"), *extra])
+
+
+def test_conv_charts_and_tables(conv_tree, capsys):
+    root, readme, csv = conv_tree
+    assert run_plot(root, csv, readme) == 0
+    for name in ("gemm-speedup", "gemm-sweep", "gemm-roofline", "conv-speedup", "conv-layers", "conv-roofline"):
+        png = root / "plots" / f"sample-gpu-{name}.png"
+        assert png.read_bytes()[:8] == PNG_MAGIC
+        assert png.stat().st_size > 10_000
+
+    text = readme.read_text()
+    assert "old table" not in text and "old conv table" not in text and text.rstrip().endswith("end")
+    conv = text[text.index(plot.CONV_README_BEGIN):]
+    assert "Sample GPU (synthetic test data)**, CUDA 13.0, 2026-01-02; convolution layer `seed_3x3`" in conv
+    # the headline table: each step against both baselines of its own process; then the baselines' medians
+    assert "| × previous step | × step 13 | verified |" in conv
+    assert "| 13 direct convolution | 40.0 [39.2, 42.0] | 1.48 | 5.0% | 4.0% | – | 1.0 | yes |" in conv
+    assert "| 16 implicit GEMM, shared-memory tiles | 8.000 [7.840, 8.400] | 7.40 | 27.5% | 20.0% | 2.00 | 5.0 | yes |" in conv
+    assert "| 20 fused epilogue | 2.400 [2.352, 2.520] | 24.66 | 83.3% | 66.7% | 1.04 | 16.7 | yes |" in conv
+    assert "| cuDNN IMPLICIT_PRECOMP_GEMM (FMA) | 2.000 | 29.60 | 100.0% | 80.0% | – | 20.0 | – |" in conv  # 2.2 ms of step 16 is outvoted
+    assert "| cuDNN fastest FMA (WINOGRAD_NONFUSED) | 1.600 | 36.99 | 125.0% | 100.0% | – | 25.0 | – |" in conv
+    # the layer table: steps 17-20 only, TFLOP/s, both baselines, the best step against cuDNN fastest
+    assert "| layer | GEMM M×N×K | step 17 | step 18 | step 19 | step 20 | cuDNN precomp |" in conv
+    assert "| r50_conv1 | 64×401408×147 | 6.04 | 7.55 | 9.67 | 10.07 | 15.11 | 15.11 (IMPLICIT_PRECOMP_GEMM) | 20: 66.7% |" in conv
+    assert "| r50_c2_3x3 | 64×100352×576 | 11.84 | 14.80 | 18.94 | 19.73 | 18.50 | 29.60 (WINOGRAD_NONFUSED) | 20: 66.7% |" in conv
+    assert "step 16" not in conv
+    assert conv.index("| seed_3x3 |") < conv.index("| r50_conv1 |") < conv.index("| r50_c3_3x3_s2 |")
+    assert "![sample-gpu-conv-layers](plots/sample-gpu-conv-layers.png)" in conv
+    # the GEMM block is the one the old-format sample gives
+    assert "| 01 naive | 80.0 [78.4, 84.0] | 1.72 | 2.5% | – | 1.0 | yes |" in text[:text.index(plot.CONV_README_BEGIN)]
+
+    ch13 = (root / "chapters" / "13_direct_conv" / "README.md").read_text()
+    assert ("| seed_3x3 | 128×401408×576 | 40.0 [39.2, 42.0] | 1.48 | 2.000 | 5.0% | 1.600 (WINOGRAD_NONFUSED) | 4.0% | yes |"
+            in ch13)
+    assert "r50_conv1" not in ch13 and ch13.rstrip().endswith("exercises")
+    ch17 = (root / "chapters" / "17_implicit_gemm_warp_tiles" / "README.md").read_text()
+    assert "| r50_c3_3x3_s2 | 128×25088×1152 | 0.5000 [0.4900, 0.5250] | 14.80 | 0.2000 | 40.0% | 0.2000 (IMPLICIT_PRECOMP_GEMM) | 40.0% | yes |" in ch17
+    assert [line.split(" | ")[0] for line in ch17.splitlines() if line.startswith("| r50") or line.startswith("| seed")] == \
+        ["| seed_3x3", "| r50_conv1", "| r50_c2_3x3", "| r50_c3_3x3_s2"]
+    assert "| 4096×4096×4096 | 80.0" in (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
+    out = capsys.readouterr().out
+    assert "| 13 direct convolution |" in out and "| 01 naive |" in out
+
+
+def test_gemm_outputs_do_not_change_with_conv_rows(tree, tmp_path):
+    """The GEMM charts and tables from a file with both parts are byte-identical to those from the
+    same GEMM rows in the old format."""
+    root, readme, csv = tree
+    assert run_plot(root, csv, readme) == 0
+    before = {p.name: p.read_bytes() for p in (root / "plots").glob("*.png")}
+    readme_before = readme.read_text()
+    chapter_before = (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
+    csv.write_bytes(PARTS_SAMPLE.read_bytes())
+    assert run_plot(root, csv, readme, "--part", "gemm") == 0
+    assert {p.name: p.read_bytes() for p in (root / "plots").glob("*.png")} == before
+    assert readme.read_text() == readme_before
+    assert (root / "chapters" / "01_naive_gemm" / "README.md").read_text() == chapter_before
+
+
+def test_conv_part_leaves_gemm_alone(conv_tree):
+    root, readme, csv = conv_tree
+    assert run_plot(root, csv, readme, "--part", "conv") == 0
+    assert sorted(p.name for p in (root / "plots").glob("*.png")) == [
+        "sample-gpu-conv-layers.png", "sample-gpu-conv-roofline.png", "sample-gpu-conv-speedup.png"]
+    text = readme.read_text()
+    assert "old table" in text and "old conv table" not in text
+    assert (root / "chapters" / "01_naive_gemm" / "README.md").read_text() == f"# 01\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n"
+
+
+def test_conv_markers_missing_is_an_error_only_with_conv_rows(conv_tree, capsys):
+    root, readme, csv = conv_tree
+    readme.write_text(f"# gemm markers only\n{plot.README_BEGIN}\n{plot.README_END}\n")
+    assert run_plot(root, csv, readme) == 1
+    assert "results:conv:begin" in capsys.readouterr().err
+    assert readme.read_text() == f"# gemm markers only\n{plot.README_BEGIN}\n{plot.README_END}\n"  # nothing half-written
+    csv.write_bytes(SAMPLE.read_bytes())  # GEMM rows only: the conv markers are not needed
+    assert run_plot(root, csv, readme) == 0
+
+
+def test_asking_for_a_part_without_rows(tree, capsys):
+    root, readme, csv = tree
+    assert run_plot(root, csv, readme, "--part", "conv") == 1
+    assert "no FP32 rows of part 'conv'" in capsys.readouterr().err
+
+
+def test_conv_without_the_headline_layer(conv_tree, capsys):
+    root, readme, csv = conv_tree
+    lines = PARTS_SAMPLE.read_text().splitlines()
+    csv.write_text("\n".join(line for line in lines if "seed_3x3" not in line) + "\n")
+    assert run_plot(root, csv, readme) == 1
+    assert "no convolution rows at the headline layer seed_3x3" in capsys.readouterr().err
+
+
+def test_other_precisions_are_left_out_and_named(conv_tree, capsys):
+    root, readme, csv = conv_tree
+    lines = PARTS_SAMPLE.read_text().splitlines()
+    tf32 = lines[-1].replace("20_fused_epilogue", "21_implicit_gemm_tf32").replace(
+        "cuDNN fastest FMA (IMPLICIT_PRECOMP_GEMM)", "cuDNN fastest TF32 (IMPLICIT_PRECOMP_GEMM)")
+    assert "21_implicit_gemm_tf32" in tf32 and "TF32" in tf32
+    csv.write_text("\n".join(lines + [tf32]) + "\n")
+    assert run_plot(root, csv, readme) == 0
+    assert "note: 21_implicit_gemm_tf32 compares in TF32, left out of the FP32 charts and tables" in capsys.readouterr().out
+    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    assert "| 20 fused epilogue |" in conv and "| 21 " not in conv and "TF32" not in conv
+
+
+def test_conv_rows_without_the_second_baseline(conv_tree):
+    """Where cuDNN is missing, a row has one baseline and no alt: the tables say – and the charts draw."""
+    import csv as csvmod
+    root, readme, csv = conv_tree
+    with PARTS_SAMPLE.open(newline="") as f:
+        rows = list(csvmod.reader(f))
+    header = rows[0]
+    for r in rows[1:]:
+        if r[header.index("part")] == "conv":
+            r[header.index("alt_baseline")] = ""
+            r[header.index("alt_baseline_time_ms")] = ""
+            r[header.index("baseline")] = "im2col + cuBLAS FP32 (no TF32)"
+    with csv.open("w", newline="") as f:
+        csvmod.writer(f, lineterminator="\n").writerows(rows)
+    assert run_plot(root, csv, readme) == 0
+    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    assert "| 13 direct convolution | 40.0 [39.2, 42.0] | 1.48 | – | 4.0% | – | 1.0 | yes |" in conv
+    assert "| im2col + cuBLAS FP32 (no TF32) | 1.600 |" in conv
+    assert (root / "plots" / "sample-gpu-conv-layers.png").stat().st_size > 10_000

@@ -58,3 +58,84 @@ def test_malformed_csv_gives_a_clear_error(tmp_path, mutate, message):
 def test_missing_file(tmp_path):
     with pytest.raises(results.CsvError, match="no such file"):
         results.load(tmp_path / "nope.csv")
+
+
+# ---- The part columns (Part II) --------------------------------------------------------------
+
+PARTS_SAMPLE = Path(__file__).parent / "data" / "sample-parts.csv"
+
+
+def test_old_header_reads_as_part_gemm():
+    rows = results.load(SAMPLE)
+    assert {r.part for r in rows} == {"gemm"}
+    assert all(r.alt_baseline == "" and r.alt_baseline_time_ms is None for r in rows)
+
+
+def test_parts_sample_loads_both_parts():
+    rows = results.load(PARTS_SAMPLE)
+    assert {r.part for r in rows} == {"gemm", "conv"}
+    gemm = results.of_part(rows, "gemm")
+    assert [r.fields for r in gemm] == [{**r.fields, "part": "gemm", "alt_baseline": "", "alt_baseline_time_ms": None}
+                                        for r in results.load(SAMPLE)]
+    conv = results.latest(results.of_part(rows, "conv"))
+    r = conv[("15_implicit_gemm_naive", "seed_3x3")]
+    assert r.step == "implicit GEMM, naive"  # a quoted field with a comma
+    assert (r.m, r.n, r.k) == (128, 128 * 56 * 56, 64 * 3 * 3)
+    assert r.alt_baseline == "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)" and r.alt_baseline_time_ms == pytest.approx(2.0)
+    assert r.alt_ratio == pytest.approx(2.0 / 16.0)
+    assert r.number == 15
+    # the direct-convolution FLOPs, back from the rate and the time; and at a baseline's time
+    assert r.gflop == pytest.approx(2 * 128 * 128 * 56 * 56 * 64 * 9 / 1e9)
+    assert r.tflops_at(1.6) == pytest.approx(r.gflop / 1.6)
+    assert conv[("13_direct_conv", "seed_3x3")].time_ms_median == pytest.approx(40.0)  # the re-run replaced 99 ms
+
+
+def test_problem_order_is_first_appearance():
+    conv = results.of_part(results.load(PARTS_SAMPLE), "conv")
+    assert results.problem_order(conv) == ["seed_3x3", "r50_conv1", "r50_c2_3x3", "r50_c3_3x3_s2"]
+
+
+def test_baseline_family_and_precision():
+    assert results.baseline_family("cuDNN fastest FMA (WINOGRAD_NONFUSED)") == ("cuDNN fastest FMA", "WINOGRAD_NONFUSED")
+    assert results.baseline_family("im2col + cuBLAS") == ("im2col + cuBLAS", "")
+    rows = results.load(PARTS_SAMPLE)
+    assert {results.precision(r) for r in rows} == {"FP32"}  # "cuBLAS FP32 (no TF32)" and cuDNN FMA
+    tf32 = results.Row({**rows[-1].fields, "baseline": "cuDNN fastest (TF32 allowed)"})
+    assert results.precision(tf32) == "TF32"
+
+
+def test_median():
+    assert results.median([3.0, 1.0, 2.0]) == 2.0
+    assert results.median([4.0, 1.0, 2.0, 3.0]) == 2.5
+    assert results.median([None, float("nan")]) != results.median([None, float("nan")])  # nan
+
+
+def replace_field(line: str, column: str, value: str, header: str) -> str:
+    import csv
+    import io
+    names = next(csv.reader([header]))
+    fields = next(csv.reader([line]))
+    fields[names.index(column)] = value
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(fields)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda h, lines: [h.replace(",alt_baseline_time_ms", "")] + [line.rsplit(",", 1)[0] for line in lines],
+     "1: has column(s) part, alt_baseline but not alt_baseline_time_ms"),
+    (lambda h, lines: [h] + [replace_field(lines[-1], "part", "gcn", h)], ":2: column 'part' must be one of gemm, conv, got 'gcn'"),
+    (lambda h, lines: [h] + [replace_field(lines[-1], "alt_baseline_time_ms", "quick", h)],
+     ":2: column 'alt_baseline_time_ms' is not a number: 'quick'"),
+    (lambda h, lines: [h] + [replace_field(lines[-1], "alt_baseline_time_ms", "-1", h)],
+     ":2: column 'alt_baseline_time_ms' must be > 0 or empty"),
+    (lambda h, lines: [h] + [replace_field(lines[-1], "alt_baseline_time_ms", "", h)],
+     ":2: columns 'alt_baseline' and 'alt_baseline_time_ms' must be both empty or both set"),
+])
+def test_malformed_part_columns(tmp_path, mutate, message):
+    header, *lines = PARTS_SAMPLE.read_text().splitlines()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(mutate(header, lines)) + "\n")
+    with pytest.raises(results.CsvError) as e:
+        results.load(bad)
+    assert message in str(e.value) and str(bad) in str(e.value)
