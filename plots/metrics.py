@@ -20,8 +20,15 @@ ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "C
               "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value"}
 
 
-def problem_from_flags(flags: list[str]) -> str:
-    size = {"--m": "4096", "--n": "4096", "--k": "4096"}  # the harness's headline defaults
+def problem_from_flags(flags: list[str], part: str = "gemm") -> str:
+    """The problem's name as the results CSV writes it: MxNxK, or the conv layer / --shape."""
+    for i, f in enumerate(flags):
+        name, _, inline = f.partition("=")
+        if name in ("--layer", "--shape"):
+            return inline or (flags[i + 1] if i + 1 < len(flags) else "")
+    if part == "conv":
+        return "seed_3x3"  # the conv harness's headline default
+    size = {"--m": "4096", "--n": "4096", "--k": "4096"}  # the GEMM harness's headline defaults
     for i, f in enumerate(flags):
         name, _, inline = f.partition("=")
         if name in size:
@@ -51,9 +58,10 @@ def main(argv=None) -> int:
     ap.add_argument("--ncu-csv", required=True, type=Path)
     ap.add_argument("--chapter", required=True)
     ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--part", default="gemm", help="the step's part (from chapters.tsv): gemm or conv")
     ap.add_argument("flags", nargs="*", help="the flags the binary was profiled with (after --)")
     args = ap.parse_args(argv)
-    problem = problem_from_flags(args.flags)
+    problem = problem_from_flags(args.flags, args.part)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     metrics = read_ncu_raw(args.ncu_csv)
     new = not args.out.exists() or args.out.stat().st_size == 0

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# make profile CHAPTER=NN [PROFILE_ARGS="--m .. --n .. --k .."]: Nsight Compute on one chapter's
+# make profile CHAPTER=NN [PROFILE_ARGS="--m .. --n .. --k .." or "--layer NAME"]: Nsight Compute on one chapter's
 # kernel at its headline size (or the given one). The clocks are left as the GPU sets them
 # (--clock-control none), so the profiled kernel runs as it does when timed.
 #   - the full report:   <build>/profile/<chapter>.ncu-rep   (open it with ncu-ui, or ncu --import)
 #   - the key metrics:   appended to plots/data/<gpu-slug>-metrics.csv and printed
-# The harness launches the step's kernel first when run with --no-verify (no cuBLAS reference
-# before it), so --launch-count 1 profiles exactly the step. KERNELS=n profiles n launches.
+# The harness launches the step's kernels first when run with --no-verify (no cuBLAS reference or
+# cuDNN search before them), so --launch-count 1 profiles exactly the step. KERNELS=n profiles n
+# launches (chapter 14 launches three kernels per run).
 set -euo pipefail
 build=${1:?usage: profile.sh BUILD_DIR CHAPTER [binary flags]}
 chapter=${2:?usage: profile.sh BUILD_DIR CHAPTER [binary flags]}
@@ -18,6 +19,7 @@ if [ -z "$row" ]; then
   exit 2
 fi
 name=$(cut -f3 <<<"$row")
+part=$(cut -f2 <<<"$row")
 binary=$(cut -f5 <<<"$row")
 ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 [ -x "$ncu" ] || { echo "profile: ncu (Nsight Compute) not found"; exit 2; }
@@ -77,5 +79,5 @@ report="$build/profile/$name"
   --metrics "$list" -f -o "$report" "$binary" --no-verify --warmup 0 --iters 1 "$@"
 "$ncu" --import "$report.ncu-rep" --csv --page raw --metrics "$list" >"$report.csv"
 slug=$("$binary" --device-info | sed -n 's/^slug: //p')
-"$python" plots/metrics.py --ncu-csv "$report.csv" --chapter "$name" --out "plots/data/$slug-metrics.csv" -- "$@"
+"$python" plots/metrics.py --ncu-csv "$report.csv" --chapter "$name" --part "$part" --out "plots/data/$slug-metrics.csv" -- "$@"
 echo "profile: full report $report.ncu-rep"

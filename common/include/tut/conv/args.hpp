@@ -20,7 +20,7 @@ struct ConvOptions : CommonOptions {
 
 // Limits of one size: every extent in [1, kMaxConvExtent], pad in [0, kMaxConvPad], stride and
 // dilation in [1, kMaxConvStride]; every tensor, N*P*Q and C*R*S below 2^31 (32-bit indexing).
-constexpr int kMaxConvExtent = 1 << 20;
+constexpr int kMaxConvExtent = 1000000;  // chapters 15-16 put ceil(K / 16) in grid.y (<= 65535)
 constexpr int kMaxConvPad = 1 << 16;
 constexpr int kMaxConvStride = 1 << 16;
 constexpr std::int64_t kMaxConvElems = 2147483647;
