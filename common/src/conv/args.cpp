@@ -1,5 +1,6 @@
 #include "tut/conv/args.hpp"
 
+#include <initializer_list>
 #include <sstream>
 #include <vector>
 
@@ -22,6 +23,30 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
   parts.push_back(cur);
   return parts;
+}
+
+// The product of the factors (each in [0, 2^31)), exactly, as decimal text: at most four factors
+// fit in 128 bits, so no overflow however large the extents.
+std::string product_text(const std::vector<std::int64_t>& factors) {
+  unsigned __int128 prod = 1;
+  for (std::int64_t f : factors) prod *= static_cast<unsigned __int128>(f);
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), char('0' + int(prod % 10)));
+    prod /= 10;
+  } while (prod > 0);
+  return digits;
+}
+
+// Whether the product of the factors exceeds kMaxConvElems, without overflow.
+bool product_exceeds(const std::vector<std::int64_t>& factors) {
+  std::int64_t prod = 1;
+  for (std::int64_t f : factors) {
+    if (f == 0) return false;
+    if (prod > kMaxConvElems / f) return true;
+    prod *= f;
+  }
+  return false;
 }
 
 std::string pair_text(int a, int b) { return a == b ? std::to_string(a) : std::to_string(a) + ":" + std::to_string(b); }
@@ -59,16 +84,16 @@ void check_conv_problem(const ConvProblem& p, const std::string& flag) {
                    "dil*(S-1)+1 <= W+2*pad_w)");
   }
   const std::int64_t P = (in_h - span_h) / p.stride_h + 1, Q = (in_w - span_w) / p.stride_w + 1;
-  const struct { const char* what; std::int64_t count; } sizes[] = {
-      {"x (N*C*H*W)", std::int64_t(p.n) * p.c * p.h * p.w},
-      {"w (K*C*R*S)", std::int64_t(p.k) * p.c * p.r * p.s},
-      {"y (N*K*P*Q)", std::int64_t(p.n) * p.k * P * Q},
-      {"the GEMM's N (N*P*Q)", std::int64_t(p.n) * P * Q},
-      {"the GEMM's K (C*R*S)", std::int64_t(p.c) * p.r * p.s},
+  const struct { const char* what; std::vector<std::int64_t> factors; } sizes[] = {
+      {"x (N*C*H*W)", {p.n, p.c, p.h, p.w}},
+      {"w (K*C*R*S)", {p.k, p.c, p.r, p.s}},
+      {"y (N*K*P*Q)", {p.n, p.k, P, Q}},
+      {"the GEMM's N (N*P*Q)", {p.n, P, Q}},
+      {"the GEMM's K (C*R*S)", {p.c, p.r, p.s}},
   };
   for (const auto& sz : sizes) {
-    if (sz.count > kMaxConvElems) {
-      throw ArgError(flag + ": " + sz.what + " would have " + std::to_string(sz.count) +
+    if (product_exceeds(sz.factors)) {
+      throw ArgError(flag + ": " + sz.what + " would have " + product_text(sz.factors) +
                      " elements (valid: at most 2147483647, the limit of 32-bit indexing)");
     }
   }
@@ -102,6 +127,9 @@ ConvOptions parse_conv_args(int argc, const char* const* argv) {
     } else if (f.name == "--shape") {
       shape_text = f.value();
       o.from_shape = true;
+    } else if (f.name == "--residual") {
+      f.no_value();
+      o.residual = true;
     } else {
       return false;
     }
@@ -139,7 +167,8 @@ std::string conv_usage(const std::string& program) {
     << "  --shape " << kShapeForm << "\n"
     << "                        any other problem, e.g. 3,5,17,13,7,3,2,1:0,2:1 (pad 1 and 0, stride 2 and 1);\n"
     << "                        pad >= 0 (default 0), stride and dilation >= 1 (default 1), extents >= 1\n"
-    << common_usage("x (NCHW), w (KCRS), y_out (NKPQ), y_ref") << exit_codes_usage("CUDA/cuBLAS/cuDNN");
+    << "  --residual            (a step with a fused epilogue) also add a residual tensor of y's shape\n"
+    << common_usage("x (NCHW), w (KCRS), y_out (NKPQ), y_ref (and bias, residual for an epilogue step)") << exit_codes_usage("CUDA/cuBLAS/cuDNN");
   return s.str();
 }
 

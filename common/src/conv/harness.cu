@@ -3,6 +3,7 @@
 // against both cuDNN baselines, and the self-test. Everything a family does the same way is in core/.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,28 +25,44 @@ namespace {
 const char* kProblemFlags = "--layer/--shape";
 
 struct HostTensors {
-  std::vector<float> x, w;
+  std::vector<float> x, w, bias, residual;  // bias, residual: only for a step with an epilogue
+  const float* bias_or_null() const { return bias.empty() ? nullptr : bias.data(); }
+  const float* residual_or_null() const { return residual.empty() ? nullptr : residual.data(); }
 };
 
-HostTensors make_inputs(const ConvProblem& p, Inputs kind, std::uint64_t seed) {
+HostTensors make_inputs(const ConvProblem& p, Inputs kind, std::uint64_t seed, bool bias, bool residual) {
   HostTensors h;
   h.x.resize(std::size_t(p.x_elems()));
   h.w.resize(std::size_t(p.w_elems()));
   fill(kind, h.x.data(), h.x.size(), derive_seed(seed, 0));
   fill(kind, h.w.data(), h.w.size(), derive_seed(seed, 1));
+  if (bias) {
+    h.bias.resize(std::size_t(p.k));
+    fill(kind, h.bias.data(), h.bias.size(), derive_seed(seed, 2));
+  }
+  if (residual) {
+    h.residual.resize(std::size_t(p.y_elems()));
+    fill(kind, h.residual.data(), h.residual.size(), derive_seed(seed, 3));
+  }
   return h;
 }
 
 // Device copies of the inputs, the output y and the step's workspace.
 struct DeviceTensors {
-  DeviceBuffer<float> x, w, y;
+  DeviceBuffer<float> x, w, y, bias, residual;
   DeviceBuffer<char> workspace;
   DeviceTensors(const ConvProblem& p, const HostTensors& h, std::size_t workspace_bytes)
-      : x(h.x.size()), w(h.w.size()), y(std::size_t(p.y_elems())), workspace(workspace_bytes) {
+      : x(h.x.size()), w(h.w.size()), y(std::size_t(p.y_elems())), bias(h.bias.size()), residual(h.residual.size()),
+        workspace(workspace_bytes) {
     x.upload(h.x.data());
     w.upload(h.w.data());
+    if (bias.size()) bias.upload(h.bias.data());
+    if (residual.size()) residual.upload(h.residual.data());
   }
-  ConvArgs args() { return ConvArgs{x.data(), w.data(), y.data(), workspace.data(), nullptr, nullptr}; }
+  ConvArgs args() {
+    return ConvArgs{x.data(), w.data(), y.data(), workspace.data(), bias.size() ? bias.data() : nullptr,
+                    residual.size() ? residual.data() : nullptr};
+  }
 };
 
 // The step's scratch memory for p (0 when it asks for none). A step may refuse p by throwing ArgError.
@@ -61,10 +78,10 @@ void check_dilation(const ConvStep& step, const ConvProblem& p) {
 }
 
 // x, w, y and (with_reference) the reference's y, plus the step's workspace.
-void require_memory(const ConvProblem& p, bool with_reference, std::size_t workspace, const DeviceInfo& dev,
-                    const std::string& what) {
-  const std::size_t elems = std::size_t(p.x_elems()) + std::size_t(p.w_elems()) +
-                            std::size_t(p.y_elems()) * (with_reference ? 2 : 1);
+void require_memory(const ConvProblem& p, bool with_reference, bool residual, std::size_t workspace,
+                    const DeviceInfo& dev, const std::string& what) {
+  const std::size_t elems = std::size_t(p.x_elems()) + std::size_t(p.w_elems()) + std::size_t(p.k) +
+                            std::size_t(p.y_elems()) * ((with_reference ? 2 : 1) + (residual ? 1 : 0));
   require_memory(elems * sizeof(float) + workspace, dev, what, kProblemFlags);
 }
 
@@ -85,10 +102,18 @@ std::vector<float> run_step_once(const ConvStep& step, const ConvProblem& p, Dev
   return out;
 }
 
-std::vector<float> run_reference(ConvLibrary& lib, const ConvProblem& p, DeviceTensors& d, cudaStream_t s) {
+// The library's result: the plain convolution, or (epilogue) the fused one with the same bias and residual.
+std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const ConvProblem& p, DeviceTensors& d,
+                                 cudaStream_t s) {
   DeviceBuffer<float> y_ref(std::size_t(p.y_elems()));
-  y_ref.fill_bytes(0xFF, s);
-  lib.run_reference(d.x.data(), d.w.data(), y_ref.data(), s);
+  if (step.epilogue == ConvEpilogue::None) {
+    y_ref.fill_bytes(0xFF, s);
+    lib.run_reference(d.x.data(), d.w.data(), y_ref.data(), s);
+  } else {
+    y_ref.fill_bytes(0, s);  // cuDNN reads y as its residual input, times 0, when there is none
+    const ConvArgs a = d.args();
+    lib.run_fused(a.x, a.w, a.bias, a.residual, y_ref.data(), s);
+  }
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
   std::vector<float> out(y_ref.size());
   y_ref.download(out.data());
@@ -110,36 +135,64 @@ void print_problem(const ConvProblem& p, const std::string& label) {
 // ---------------------------------------------------------------------------------------------
 // The benchmark: one problem, verified, timed against the library's baselines.
 
+// A baseline as the benchmark times it.
+struct Baseline {
+  std::string name;
+  std::size_t workspace;
+  std::function<void(cudaStream_t)> run;
+};
+
 int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
   const ConvProblem& p = o.problem;
+  const bool epilogue = step.epilogue != ConvEpilogue::None;
   check_output_paths(o);
   check_dilation(step, p);
+  if (o.residual && !epilogue) {
+    throw ArgError(std::string("--residual: ") + step.name + " has no epilogue (valid: a step with a fused epilogue)");
+  }
   const std::size_t ws = step_workspace(step, p);
-  require_memory(p, o.verify, ws, dev, o.label);
+  require_memory(p, o.verify, o.residual, ws, dev, o.label);
 
   print_problem(p, o.label);
+  if (epilogue) std::printf("epilogue: y = max(conv + bias[k]%s, 0), fused into the step\n", o.residual ? " + residual" : "");
   if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
   std::fflush(stdout);
 
   Stream stream;
-  const HostTensors h = make_inputs(p, Inputs::Random, o.seed);
+  const HostTensors h = make_inputs(p, Inputs::Random, o.seed, epilogue, o.residual);
   DeviceTensors d(p, h, ws);
+  const ConvArgs args = d.args();
   // The step first, once, on a poisoned output: with --no-verify its kernels are the process's first
   // (make profile relies on it); then the library's search and its reference.
   const std::vector<float> out = run_step_once(step, p, d, stream.s);
-  ConvLibrary lib(p, true, d.x.data(), d.w.data(), d.y.data(), library_workspace_limit(), stream.s);
-  std::printf("library: %s, FMA math (no TF32); fastest by cuDNN's own search on this problem\n",
-              ConvLibrary::version().c_str());
-  for (int i = 0; i < lib.baselines(); ++i) {
-    std::printf("         baseline %d: %s, workspace %s\n", i + 1, lib.baseline_name(i).c_str(),
-                format_bytes(double(lib.baseline_workspace(i))).c_str());
+  ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s);
+  std::vector<Baseline> baselines;
+  if (!epilogue) {
+    for (int i = 0; i < lib.baselines(); ++i) {
+      baselines.push_back({lib.baseline_name(i), lib.baseline_workspace(i),
+                           [&lib, i, args](cudaStream_t s) { lib.run_baseline(i, args.x, args.w, args.y, s); }});
+    }
+  } else {
+    baselines.push_back({lib.fused_name(), lib.baseline_workspace(lib.baselines() - 1),
+                         [&lib, args](cudaStream_t s) { lib.run_fused(args.x, args.w, args.bias, args.residual, args.y, s); }});
+    if (step.unfused) {
+      baselines.push_back({step.unfused_name, 0, [&step, &p, args](cudaStream_t s) { step.unfused(p, args, s); }});
+    }
+  }
+  std::printf("library: %s, FMA math (no TF32)%s\n", ConvLibrary::version().c_str(),
+              epilogue ? "" : "; fastest by cuDNN's own search on this problem");
+  for (std::size_t i = 0; i < baselines.size(); ++i) {
+    std::printf("         baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
+                format_bytes(double(baselines[i].workspace)).c_str());
   }
   std::vector<float> ref;
-  if (o.verify) ref = run_reference(lib, p, d, stream.s);
+  if (o.verify) ref = run_reference(lib, step, p, d, stream.s);
   VerifyResult vr;
   if (o.verify) {
-    vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded);
-    std::printf("check: against %s: %s\n", lib.reference_name().c_str(), vr.summary().c_str());
+    vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded, 5, h.bias_or_null(),
+                     h.residual_or_null());
+    std::printf("check: against %s: %s\n", epilogue ? lib.fused_name().c_str() : lib.reference_name().c_str(),
+                vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
   } else {
     std::printf("check: skipped (--no-verify)\n");
@@ -150,38 +203,43 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     write_npy_f32(o.dump + "/w.npy", h.w.data(), wsh);
     write_npy_f32(o.dump + "/y_out.npy", out.data(), ys);
     if (o.verify) write_npy_f32(o.dump + "/y_ref.npy", ref.data(), ys);
-    std::printf("dump: x.npy w.npy y_out.npy%s written to %s\n", o.verify ? " y_ref.npy" : "", o.dump.c_str());
+    if (epilogue) write_npy_f32(o.dump + "/bias.npy", h.bias.data(), std::vector<long long>{p.k});
+    if (o.residual) write_npy_f32(o.dump + "/residual.npy", h.residual.data(), ys);
+    std::printf("dump: x.npy w.npy y_out.npy%s%s%s written to %s\n", o.verify ? " y_ref.npy" : "",
+                epilogue ? " bias.npy" : "", o.residual ? " residual.npy" : "", o.dump.c_str());
   }
   std::fflush(stdout);
 
   // Timing: the step and every baseline, the same way, in the same process.
   L2Flusher flusher(dev.l2_bytes);
   const TimingPlan plan{o.warmup, o.iters};
-  const ConvArgs args = d.args();
   const TimeStats ts =
       summarize(time_runs([&](cudaStream_t s) { step.launch(p, args, s); }, nullptr, plan, flusher, stream.s));
   std::vector<TimeStats> tb;
-  for (int i = 0; i < lib.baselines(); ++i) {
-    tb.push_back(summarize(time_runs([&](cudaStream_t s) { lib.run_baseline(i, d.x.data(), d.w.data(), d.y.data(), s); },
-                                     nullptr, plan, flusher, stream.s)));
-  }
+  for (const Baseline& b : baselines) tb.push_back(summarize(time_runs(b.run, nullptr, plan, flusher, stream.s)));
   std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
               o.warmup, o.iters);
   std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
-  for (int i = 0; i < lib.baselines(); ++i) rows.push_back({lib.baseline_name(i), tb[std::size_t(i)]});
-  std::vector<RatioColumn> ratios{{ConvLibrary::have_cudnn() ? "% fastest" : "% im2col", tb[0].median}};
-  if (lib.baselines() > 1) ratios.push_back({"% precomp", tb[1].median});
+  for (std::size_t i = 0; i < baselines.size(); ++i) rows.push_back({baselines[i].name, tb[i]});
+  std::vector<RatioColumn> ratios;
+  if (epilogue) {
+    ratios.push_back({"% fused", tb[0].median});
+    if (tb.size() > 1) ratios.push_back({"% unfused", tb[1].median});
+  } else {
+    ratios.push_back({ConvLibrary::have_cudnn() ? "% fastest" : "% im2col", tb[0].median});
+    if (tb.size() > 1) ratios.push_back({"% precomp", tb[1].median});
+  }
   int width = 32;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
   print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.fp32_peak_gflops(), width);
 
   ResultRow r = make_result_row(dev, {step.name, step.title}, o, "conv", o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(),
                                 ts, p.flops(), p.min_bytes(), vr);
-  r.baseline = lib.baseline_name(0);
+  r.baseline = baselines[0].name;
   r.baseline_time_ms = tb[0].median;
   r.ratio_to_baseline = tb[0].median / ts.median;
-  if (lib.baselines() > 1) {
-    r.alt_baseline = lib.baseline_name(1);
+  if (baselines.size() > 1) {
+    r.alt_baseline = baselines[1].name;
     r.alt_baseline_time_ms = tb[1].median;
   }
   write_result_row(o, r);
@@ -228,12 +286,15 @@ constexpr double kSmallMacs = 4.0e7;
 struct Variant {
   Inputs inputs;
   Match match;
+  bool residual;  // a step with an epilogue also adds a residual in this variant
 };
-const Variant kVariants[] = {{Inputs::SmallInts, Match::Exact}, {Inputs::Random, Match::Rounded}};
+const Variant kVariants[] = {{Inputs::SmallInts, Match::Exact, false}, {Inputs::Random, Match::Rounded, true}};
 
 int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
-  std::printf("self-test %s (%s): %s problems x {integers: exact; random: tolerance}; reference %s\n", step.name,
-              step.title, o.quick ? "small" : "all", ConvLibrary::version().c_str());
+  const bool epilogue = step.epilogue != ConvEpilogue::None;
+  std::printf("self-test %s (%s): %s problems x {integers: exact; random: tolerance}; reference %s%s\n", step.name,
+              step.title, o.quick ? "small" : "all", ConvLibrary::version().c_str(),
+              epilogue ? "; epilogue bias + ReLU (integers), bias + residual + ReLU (random)" : "");
   Stream stream;
   SelfTestTally tally;
   std::uint64_t case_seed = o.seed;
@@ -252,8 +313,11 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     const std::size_t ws = step_workspace(step, p);
     for (const Variant& v : kVariants) {
       ++case_seed;
-      require_memory(p, true, ws, dev, c.what);
-      const HostTensors h = make_inputs(p, v.inputs, case_seed);
+      const bool residual = epilogue && v.residual;
+      require_memory(p, true, residual, ws, dev, c.what);
+      const HostTensors h = make_inputs(p, v.inputs, case_seed, epilogue, residual);
+      const float* bias = h.bias_or_null();
+      const float* res = h.residual_or_null();
       DeviceTensors d(p, h, ws);
       ConvLibrary lib(p, false, d.x.data(), d.w.data(), d.y.data(), library_workspace_limit(), stream.s);
 
@@ -266,8 +330,10 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       if (small) {
         ref_cpu.resize(std::size_t(p.y_elems()));
         conv_direct_cpu_f64(p, h.x.data(), h.w.data(), ref_cpu.data());
-        const std::vector<float> lib_out = run_reference(lib, p, d, stream.s);
-        const VerifyResult lv = verify_conv(p, h.x.data(), h.w.data(), lib_out.data(), ref_cpu.data(), v.match);
+        if (epilogue) conv_epilogue_cpu_f64(p, ref_cpu.data(), bias, res, true);
+        const std::vector<float> lib_out = run_reference(lib, step, p, d, stream.s);
+        const VerifyResult lv =
+            verify_conv(p, h.x.data(), h.w.data(), lib_out.data(), ref_cpu.data(), v.match, 5, bias, res);
         notes += std::string("; ") + (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS") + " vs CPU: " +
                  (lv.passed ? "ok" : "FAILED");
         if (!lv.passed) {
@@ -277,11 +343,17 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
         if (ConvLibrary::have_cudnn()) {
           Im2colCublasConv second(p);
           d.y.fill_bytes(0xFF, stream.s);
-          second.run(d.x.data(), d.w.data(), d.y.data(), stream.s);
+          const ConvArgs a = d.args();
+          if (epilogue) {
+            second.run_fused(a.x, a.w, a.bias, a.residual, a.y, stream.s);
+          } else {
+            second.run(a.x, a.w, a.y, stream.s);
+          }
           TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
           std::vector<float> alt(d.y.size());
           d.y.download(alt.data());
-          const VerifyResult av = verify_conv(p, h.x.data(), h.w.data(), alt.data(), ref_cpu.data(), v.match);
+          const VerifyResult av =
+              verify_conv(p, h.x.data(), h.w.data(), alt.data(), ref_cpu.data(), v.match, 5, bias, res);
           notes += std::string(", im2col+cuBLAS vs CPU: ") + (av.passed ? "ok" : "FAILED");
           if (!av.passed) {
             ok = false;
@@ -289,13 +361,13 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
           }
         }
       } else {
-        ref_gpu = run_reference(lib, p, d, stream.s);
+        ref_gpu = run_reference(lib, step, p, d, stream.s);
       }
 
       const std::vector<float> out = run_step_once(step, p, d, stream.s);
       const VerifyResult vr =
-          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match)
-                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match);
+          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match, 5, bias, res)
+                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match, 5, bias, res);
       ok = ok && vr.passed;
       tally.pass_or_fail(ok);
       char detail[200];
@@ -305,8 +377,9 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       } else {
         std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance, against);
       }
-      std::printf("%s  %s %-6s  %s%s (y poisoned)\n", ok ? "PASS" : "FAIL", label,
-                  v.inputs == Inputs::Random ? "random" : "ints", detail, notes.c_str());
+      std::printf("%s  %s %-6s  %s%s (y poisoned)%s\n", ok ? "PASS" : "FAIL", label,
+                  v.inputs == Inputs::Random ? "random" : "ints", detail, notes.c_str(),
+                  residual ? " +residual" : "");
       if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
       std::fflush(stdout);
     }

@@ -40,6 +40,18 @@ __global__ void gemm_to_nkpq_kernel(ConvProblem p, const float* __restrict__ y_g
   }
 }
 
+// y = max(y + bias[k] (+ residual), 0), in place, one thread per element of y.
+__global__ void bias_relu_kernel(ConvProblem p, const float* __restrict__ bias, const float* __restrict__ residual,
+                                 float* __restrict__ y) {
+  const std::int64_t pq = std::int64_t(p.p) * p.q, total = std::int64_t(p.n) * p.k * pq;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    float v = y[i] + bias[(i / pq) % p.k];
+    if (residual) v += residual[i];
+    y[i] = fmaxf(v, 0.0f);
+  }
+}
+
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 65536;
 
@@ -57,6 +69,13 @@ void Im2colCublasConv::run(const float* x, const float* w, float* y, cudaStream_
   cublas_sgemm(GemmProblem::packed(p_.gemm_m(), p_.gemm_n(), p_.gemm_k(), 1.0f, 0.0f), w, col_.data(), y_gemm_.data(),
                s);
   gemm_to_nkpq_kernel<<<blocks_for(std::int64_t(y_gemm_.size())), kThreads, 0, s>>>(p_, y_gemm_.data(), y);
+  TUT_CHECK_LAUNCH();
+}
+
+void Im2colCublasConv::run_fused(const float* x, const float* w, const float* bias, const float* residual, float* y,
+                                 cudaStream_t s) {
+  run(x, w, y, s);
+  bias_relu_kernel<<<blocks_for(p_.y_elems()), kThreads, 0, s>>>(p_, bias, residual, y);
   TUT_CHECK_LAUNCH();
 }
 
@@ -113,11 +132,15 @@ struct ConvLibrary::Impl {
   cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
   cudnnFilterDescriptor_t w_desc = nullptr;
   cudnnConvolutionDescriptor_t conv_desc = nullptr;
+  cudnnTensorDescriptor_t bias_desc = nullptr;
+  cudnnActivationDescriptor_t relu_desc = nullptr;
   Algo reference{};
   std::vector<Algo> baselines;
   DeviceBuffer<char> workspace;
 
   ~Impl() {
+    if (relu_desc) cudnnDestroyActivationDescriptor(relu_desc);
+    if (bias_desc) cudnnDestroyTensorDescriptor(bias_desc);
     if (conv_desc) cudnnDestroyConvolutionDescriptor(conv_desc);
     if (w_desc) cudnnDestroyFilterDescriptor(w_desc);
     if (y_desc) cudnnDestroyTensorDescriptor(y_desc);
@@ -210,6 +233,29 @@ std::string ConvLibrary::version() {
   return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
 }
 
+std::string ConvLibrary::fused_name() const {
+  return std::string("cuDNN fused conv+bias+ReLU (") + algo_name(impl_->reference.algo) + ", FMA)";
+}
+
+void ConvLibrary::run_fused(const float* x, const float* w, const float* bias, const float* residual, float* y,
+                            cudaStream_t stream) {
+  Impl& m = *impl_;
+  if (!m.bias_desc) {
+    TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.bias_desc));
+    TUT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.bias_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, m.p.k, 1, 1));
+    TUT_CUDNN_CHECK(cudnnCreateActivationDescriptor(&m.relu_desc));
+    TUT_CUDNN_CHECK(cudnnSetActivationDescriptor(m.relu_desc, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  }
+  // y = relu(alpha1 * conv + alpha2 * z + bias). Without a residual alpha2 is 0 and z is y itself,
+  // which must then hold finite values (0 * NaN is NaN): the caller zeroes it.
+  const float one = 1.0f, alpha2 = residual ? 1.0f : 0.0f;
+  TUT_CUDNN_CHECK(cudnnSetStream(m.handle, stream));
+  TUT_CUDNN_CHECK(cudnnConvolutionBiasActivationForward(
+      m.handle, &one, m.x_desc, x, m.w_desc, w, m.conv_desc, m.reference.algo,
+      m.reference.workspace ? m.workspace.data() : nullptr, m.reference.workspace, &alpha2, m.y_desc,
+      residual ? residual : y, m.bias_desc, bias, m.relu_desc, m.y_desc, y));
+}
+
 std::string ConvLibrary::reference_name() const { return impl_->reference.name; }
 void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->run(impl_->reference, x, w, y, stream);
@@ -234,6 +280,11 @@ ConvLibrary::~ConvLibrary() = default;
 bool ConvLibrary::have_cudnn() { return false; }
 std::string ConvLibrary::version() { return "no cuDNN in this build"; }
 std::string ConvLibrary::reference_name() const { return "im2col + cuBLAS FP32 (no cuDNN in this build)"; }
+std::string ConvLibrary::fused_name() const { return "im2col + cuBLAS FP32 + bias/ReLU kernel (no cuDNN in this build)"; }
+void ConvLibrary::run_fused(const float* x, const float* w, const float* bias, const float* residual, float* y,
+                            cudaStream_t stream) {
+  impl_->im2col.run_fused(x, w, bias, residual, y, stream);
+}
 void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->im2col.run(x, w, y, stream);
 }

@@ -48,9 +48,19 @@ void conv_im2col_cpu_f64(const ConvProblem& p, const float* x, const float* w, d
     for (int j = 0; j < N; ++j) y[y_offset(p, k, j)] = y_gemm[std::size_t(k) * N + j];
 }
 
+void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, const float* residual, bool relu) {
+  const std::size_t pq = std::size_t(p.p) * p.q, total = std::size_t(p.y_elems());
+  for (std::size_t i = 0; i < total; ++i) {
+    double v = y[i];
+    if (bias) v += double(bias[(i / pq) % std::size_t(p.k)]);
+    if (residual) v += double(residual[i]);
+    y[i] = (relu && v < 0.0) ? 0.0 : v;
+  }
+}
+
 template <class Ref>
 VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, const float* out, const Ref* ref,
-                         Match match, std::size_t max_report) {
+                         Match match, std::size_t max_report, const float* bias, const float* residual) {
   const std::size_t crs = std::size_t(p.gemm_k());
   // ||w[k]||_2: each filter is one row of C*R*S floats.
   std::vector<double> w_norm(p.k);
@@ -90,19 +100,23 @@ VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, c
   // Element i is y's i-th float in memory: (n, k, p, q) = NKPQ order.
   const auto element = [&](std::size_t i) {
     const std::size_t n = i / kpq, k = (i / pq) % p.k, pix = i % pq;
-    return Element{double(out[i]), double(ref[i]), w_norm[k] * col_norm[n * pq + pix]};
+    double scale = w_norm[k] * col_norm[n * pq + pix];
+    if (bias) scale += std::fabs(double(bias[k]));
+    if (residual) scale += std::fabs(double(residual[i]));
+    return Element{double(out[i]), double(ref[i]), scale};
   };
   const auto locate = [&](std::size_t i, bool named) {
     const std::size_t n = i / kpq, k = (i / pq) % p.k, op = (i % pq) / p.q, oq = i % p.q;
     const std::string a = std::to_string(n), b = std::to_string(k), c = std::to_string(op), d = std::to_string(oq);
     return named ? "n " + a + ", k " + b + ", p " + c + ", q " + d : a + ", " + b + ", " + c + ", " + d;
   };
-  return verify_elements(std::size_t(p.n) * kpq, reduction_tolerance(p.gemm_k()), match, element, locate, max_report);
+  const long long terms = p.gemm_k() + (bias ? 1 : 0) + (residual ? 1 : 0);
+  return verify_elements(std::size_t(p.n) * kpq, reduction_tolerance(terms), match, element, locate, max_report);
 }
 
 template VerifyResult verify_conv<float>(const ConvProblem&, const float*, const float*, const float*, const float*,
-                                         Match, std::size_t);
+                                         Match, std::size_t, const float*, const float*);
 template VerifyResult verify_conv<double>(const ConvProblem&, const float*, const float*, const float*,
-                                          const double*, Match, std::size_t);
+                                          const double*, Match, std::size_t, const float*, const float*);
 
 }  // namespace tut

@@ -1,8 +1,12 @@
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tut/core/csv.hpp"
 
@@ -17,6 +21,40 @@ std::string temp_path(const char* name) {
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A fresh path of this process alone: "/tmp/tut_test_<pid>_<name>", removed first.
+std::string unique_temp_path(const char* name) {
+  std::string p = "/tmp/tut_test_" + std::to_string(long(getpid())) + "_" + name;
+  std::remove(p.c_str());
+  std::remove((p + ".migrating").c_str());
+  return p;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// The result columns before the last `dropped` were added.
+std::vector<std::string> old_columns(std::size_t dropped) {
+  const auto& cols = tut::result_columns();
+  return std::vector<std::string>(cols.begin(), cols.end() - long(dropped));
+}
+
+// A row of `n` fields "<tag>0", "<tag>1", ... (the first one with a comma, to exercise quoting).
+std::vector<std::string> row_of(std::size_t n, const std::string& tag) {
+  std::vector<std::string> r;
+  for (std::size_t i = 0; i < n; ++i) r.push_back(tag + std::to_string(i));
+  r[0] += ", quoted";
+  return r;
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 }  // namespace
@@ -49,7 +87,7 @@ TEST_CASE("parse errors name the origin and the line") {
   CHECK_THROWS_AS(tut::read_csv("/nonexistent/dir/x.csv"), std::runtime_error);
 }
 
-TEST_CASE("append writes the header once, then rows; read_csv gets them back") {
+TEST_CASE("append writes the header once, then rows, and read_csv gets them back") {
   const std::string path = temp_path("append.csv");
   const std::vector<std::string> header{"gpu", "step", "time"};
   tut::append_csv_row(path, header, {"NVIDIA H100 80GB HBM3", "naive, strided", "1.5"});
@@ -100,4 +138,162 @@ TEST_CASE("timestamps are ISO 8601 UTC") {
   CHECK(t[4] == '-');
   CHECK(t[10] == 'T');
   CHECK(t.back() == 'Z');
+}
+
+TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms") {
+  const auto& cols = tut::result_columns();
+  REQUIRE(cols.size() >= 3);
+  const std::vector<std::string> last(cols.end() - 3, cols.end());
+  CHECK(last == std::vector<std::string>{"part", "alt_baseline", "alt_baseline_time_ms"});
+  // Every column name is unique.
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    for (std::size_t j = i + 1; j < cols.size(); ++j) CHECK(cols[i] != cols[j]);
+
+  tut::ResultRow r;
+  r.part = "conv";
+  r.alt_baseline = "cuDNN fastest (WINOGRAD_NONFUSED)";
+  r.alt_baseline_time_ms = 0.5;
+  std::vector<std::string> f = tut::to_fields(r);
+  REQUIRE(f.size() == cols.size());
+  CHECK(f[f.size() - 3] == "conv");
+  CHECK(f[f.size() - 2] == "cuDNN fastest (WINOGRAD_NONFUSED)");
+  CHECK(f[f.size() - 1] == "0.5");
+  // No second baseline: its time is written empty, whatever the field holds.
+  r.alt_baseline.clear();
+  f = tut::to_fields(r);
+  CHECK(f[f.size() - 2].empty());
+  CHECK(f[f.size() - 1].empty());
+  r.alt_baseline_time_ms = 0;
+  CHECK(tut::to_fields(r).back().empty());
+  // A baseline that took no measurable time still writes its time.
+  r.alt_baseline = "x";
+  CHECK(tut::to_fields(r).back() == "0");
+}
+
+TEST_CASE("legacy values: rows from before the part column were GEMM rows") {
+  const auto& legacy = tut::legacy_result_values();
+  REQUIRE(legacy.size() >= 1);
+  bool has_part = false;
+  for (const auto& kv : legacy) {
+    if (kv.first == "part") {
+      has_part = true;
+      CHECK(kv.second == "gemm");
+    }
+  }
+  CHECK(has_part);
+}
+
+TEST_CASE("append migrates a file whose header is a prefix of the new one") {
+  const std::string path = unique_temp_path("migrate.csv");
+  const auto& cols = tut::result_columns();
+  const std::vector<std::string> old_header = old_columns(3);  // before part, alt_baseline, alt_baseline_time_ms
+  const std::vector<std::string> a = row_of(old_header.size(), "a"), b = row_of(old_header.size(), "b");
+  write_file(path, tut::csv_line(old_header) + "\n" + tut::csv_line(a) + "\n" + tut::csv_line(b) + "\n");
+
+  tut::ResultRow r;
+  r.gpu = "G";
+  r.part = "conv";
+  r.alt_baseline = "cuDNN fastest";
+  r.alt_baseline_time_ms = 1.25;
+  const std::vector<std::string> fields = tut::to_fields(r);
+  tut::append_csv_row(path, cols, fields, tut::legacy_result_values());
+
+  const tut::CsvTable t = tut::read_csv(path);
+  CHECK(t.header == cols);
+  REQUIRE(t.rows.size() == 3);
+  CHECK(t.rows[0] == concat(a, {"gemm", "", ""}));
+  CHECK(t.rows[1] == concat(b, {"gemm", "", ""}));
+  CHECK(t.rows[2] == fields);
+  CHECK_FALSE(exists(path + ".migrating"));
+
+  // The next append finds the current header: nothing to migrate, one more row.
+  tut::append_csv_row(path, cols, fields, tut::legacy_result_values());
+  const tut::CsvTable t2 = tut::read_csv(path);
+  REQUIRE(t2.rows.size() == 4);
+  CHECK(t2.rows[0] == t.rows[0]);
+  CHECK(t2.rows[3] == fields);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("append migrates a file that has part but not the alt_baseline columns") {
+  const std::string path = unique_temp_path("migrate_part.csv");
+  const auto& cols = tut::result_columns();
+  const std::vector<std::string> old_header = old_columns(2);
+  REQUIRE(old_header.back() == "part");
+  std::vector<std::string> a = row_of(old_header.size(), "a");
+  a.back() = "conv";  // the row's own part is kept, not overwritten by the legacy value
+  write_file(path, tut::csv_line(old_header) + "\n" + tut::csv_line(a) + "\n");
+  const std::vector<std::string> fields = tut::to_fields(tut::ResultRow{});
+  tut::append_csv_row(path, cols, fields, tut::legacy_result_values());
+  const tut::CsvTable t = tut::read_csv(path);
+  CHECK(t.header == cols);
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == concat(a, {"", ""}));
+  CHECK(t.rows[1] == fields);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("append migrates a header-only file and a CRLF file") {
+  const std::string path = unique_temp_path("migrate_empty.csv");
+  const auto& cols = tut::result_columns();
+  const std::vector<std::string> old_header = old_columns(3);
+  const std::vector<std::string> fields = tut::to_fields(tut::ResultRow{});
+  write_file(path, tut::csv_line(old_header) + "\n");
+  tut::append_csv_row(path, cols, fields, tut::legacy_result_values());
+  CHECK(slurp(path) == tut::csv_line(cols) + "\n" + tut::csv_line(fields) + "\n");
+
+  const std::string crlf = unique_temp_path("migrate_crlf.csv");
+  const std::vector<std::string> a = row_of(old_header.size(), "a");
+  write_file(crlf, tut::csv_line(old_header) + "\r\n" + tut::csv_line(a) + "\r\n");
+  tut::append_csv_row(crlf, cols, fields, tut::legacy_result_values());
+  const tut::CsvTable t = tut::read_csv(crlf);
+  CHECK(t.header == cols);
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0] == concat(a, {"gemm", "", ""}));
+  std::remove(path.c_str());
+  std::remove(crlf.c_str());
+}
+
+TEST_CASE("append without legacy values extends old rows with empty fields") {
+  const std::string path = unique_temp_path("migrate_plain.csv");
+  write_file(path, "a,b\n1,2\n");
+  tut::append_csv_row(path, {"a", "b", "c", "d"}, {"3", "4", "5", "6"});
+  CHECK(slurp(path) == "a,b,c,d\n1,2,,\n3,4,5,6\n");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("append still refuses a header that is not a prefix, and leaves the file untouched") {
+  const auto& cols = tut::result_columns();
+  const std::vector<std::string> fields = tut::to_fields(tut::ResultRow{});
+  std::vector<std::string> renamed = old_columns(3);
+  renamed[11] = "gflop_s";
+  std::vector<std::string> reordered = old_columns(3);
+  std::swap(reordered[0], reordered[1]);
+  const std::vector<std::string> longer = concat(cols, {"extra"});
+  std::vector<std::string> not_at_start(cols.begin() + 1, cols.end());
+  int i = 0;
+  for (const auto& header : {renamed, reordered, longer, not_at_start, std::vector<std::string>{"gpu", "cuda", "x"}}) {
+    CAPTURE(tut::csv_line(header));
+    const std::string path = unique_temp_path(("refuse" + std::to_string(i++) + ".csv").c_str());
+    const std::string before = tut::csv_line(header) + "\n" + tut::csv_line(row_of(header.size(), "a")) + "\n";
+    write_file(path, before);
+    CHECK_THROWS_AS(tut::append_csv_row(path, cols, fields, tut::legacy_result_values()), std::runtime_error);
+    CHECK(slurp(path) == before);
+    CHECK_FALSE(exists(path + ".migrating"));
+    std::remove(path.c_str());
+  }
+}
+
+TEST_CASE("a prefix-header file with a malformed row is not migrated, and left untouched") {
+  const std::string path = unique_temp_path("migrate_bad.csv");
+  const std::vector<std::string> old_header = old_columns(3);
+  const std::string before = tut::csv_line(old_header) + "\n" + tut::csv_line(row_of(old_header.size(), "a")) +
+                             "\nonly,three,fields\n";
+  write_file(path, before);
+  CHECK_THROWS_AS(tut::append_csv_row(path, tut::result_columns(), tut::to_fields(tut::ResultRow{}),
+                                      tut::legacy_result_values()),
+                  std::runtime_error);
+  CHECK(slurp(path) == before);
+  CHECK_FALSE(exists(path + ".migrating"));
+  std::remove(path.c_str());
 }

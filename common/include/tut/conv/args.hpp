@@ -16,6 +16,7 @@ struct ConvOptions : CommonOptions {
   bool from_shape = false;         // --shape given
   ConvProblem problem;             // the problem to run (from the layer or the shape)
   std::string label;               // the layer's name, or the shape as given
+  bool residual = false;           // --residual: an epilogue step also adds a residual tensor
 };
 
 // Limits of one size: every extent in [1, kMaxConvExtent], pad in [0, kMaxConvPad], stride and

@@ -36,12 +36,22 @@ using ConvLauncher = void (*)(const ConvProblem& p, const ConvArgs& a, cudaStrea
 // Scratch bytes a step needs for problem p (im2col's column matrix, say); null: none.
 using ConvWorkspace = std::size_t (*)(const ConvProblem& p);
 
+// What a step applies to the convolution before its store. BiasRelu (chapter 20):
+//   y = max(conv(x, w) + bias[k] (+ residual[n][k][p][q]), 0)
+// with the residual only when the run asks for it (--residual; ConvArgs::residual non-null).
+enum class ConvEpilogue { None, BiasRelu };
+
 struct ConvStep {
   const char* name;   // "15_implicit_gemm_naive"
   const char* title;  // "implicit GEMM, naive"
   ConvLauncher launch;
   ConvWorkspace workspace_bytes = nullptr;
   bool supports_dilation = true;  // false: a dilated problem is refused (exit 2), its self-test case SKIPs
+  ConvEpilogue epilogue = ConvEpilogue::None;
+  // With an epilogue: the unfused pipeline the step is also timed against (a convolution, then a
+  // separate epilogue kernel), and its name. It must compute what `launch` computes.
+  ConvLauncher unfused = nullptr;
+  const char* unfused_name = nullptr;
 };
 
 // Parses the flags, checks and times the step against cuDNN, prints the report, appends the CSV

@@ -28,6 +28,9 @@ class Im2colCublasConv {
   explicit Im2colCublasConv(const ConvProblem& p);
   std::size_t workspace() const { return col_.bytes() + y_gemm_.bytes(); }
   void run(const float* x, const float* w, float* y, cudaStream_t stream);
+  // The same, then y = max(y + bias[k] (+ residual), 0) in a second kernel.
+  void run_fused(const float* x, const float* w, const float* bias, const float* residual, float* y,
+                 cudaStream_t stream);
 
  private:
   ConvProblem p_;
@@ -57,6 +60,13 @@ class ConvLibrary {
   std::string baseline_name(int i) const;
   std::size_t baseline_workspace(int i) const;  // bytes
   void run_baseline(int i, const float* x, const float* w, float* y, cudaStream_t stream);
+
+  // The library's convolution with chapter 20's epilogue, y = max(conv + bias[k] (+ residual), 0):
+  // cuDNN's cudnnConvolutionBiasActivationForward (IMPLICIT_PRECOMP_GEMM, which cuDNN requires for
+  // a fused ReLU; FMA math), or im2col + cuBLAS + an epilogue kernel without cuDNN. residual may be null.
+  std::string fused_name() const;
+  void run_fused(const float* x, const float* w, const float* bias, const float* residual, float* y,
+                 cudaStream_t stream);
 
  private:
   struct Impl;

@@ -19,11 +19,18 @@ std::vector<float> im2col_cpu(const ConvProblem& p, const float* x);
 // Equal to conv_direct_cpu_f64 up to float64 rounding: the unit tests hold the two against each other.
 void conv_im2col_cpu_f64(const ConvProblem& p, const float* x, const float* w, double* y);
 
+// The epilogue of chapter 20 on a float64 result y (NKPQ): y += bias[k] (bias may be null), y +=
+// residual (may be null), then y = max(y, 0) when relu.
+void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, const float* residual, bool relu);
+
 // Checks out (NKPQ) against ref with core/verify.hpp's rule: L = C*R*S terms, the element (n, k, p, q)
 // with scale ||w[k]||_2 * ||X_col(:, j)||_2 (Cauchy-Schwarz). Ref is float (a library) or double (CPU).
 // Mismatch::index is the NKPQ offset; the coordinates read "n 0, k 3, p 5, q 7".
+// With an epilogue (bias and/or residual non-null), each element's scale adds |bias[k]| and
+// |residual| and the reduction counts two more terms; ReLU does not enlarge an error.
 template <class Ref>
 VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, const float* out, const Ref* ref,
-                         Match match, std::size_t max_report = 5);
+                         Match match, std::size_t max_report = 5, const float* bias = nullptr,
+                         const float* residual = nullptr);
 
 }  // namespace tut
