@@ -167,20 +167,19 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   const std::vector<float> out = run_step_once(step, p, d, stream.s);
   ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s);
   std::vector<Baseline> baselines;
-  if (!epilogue) {
-    for (int i = 0; i < lib.baselines(); ++i) {
-      baselines.push_back({lib.baseline_name(i), lib.baseline_workspace(i),
-                           [&lib, i, args](cudaStream_t s) { lib.run_baseline(i, args.x, args.w, args.y, s); }});
-    }
-  } else {
-    baselines.push_back({lib.fused_name(), lib.baseline_workspace(lib.baselines() - 1),
+  if (epilogue) {
+    baselines.push_back({lib.fused_name(), lib.algorithm_workspace(lib.reference_algorithm()),
                          [&lib, args](cudaStream_t s) { lib.run_fused(args.x, args.w, args.bias, args.residual, args.y, s); }});
     if (step.unfused) {
       baselines.push_back({step.unfused_name, 0, [&step, &p, args](cudaStream_t s) { step.unfused(p, args, s); }});
     }
   }
-  std::printf("library: %s, FMA math (no TF32)%s\n", ConvLibrary::version().c_str(),
-              epilogue ? "" : "; fastest by cuDNN's own search on this problem");
+  std::printf("library: %s, FMA math (no TF32)\n", ConvLibrary::version().c_str());
+  if (!epilogue && ConvLibrary::have_cudnn()) {
+    std::printf("         %d algorithms from cuDNN's search, each timed below like the step:", lib.algorithms());
+    for (int i = 0; i < lib.algorithms(); ++i) std::printf(" %s", lib.algorithm_name(i).c_str());
+    std::printf("\n");
+  }
   for (std::size_t i = 0; i < baselines.size(); ++i) {
     std::printf("         baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
                 format_bytes(double(baselines[i].workspace)).c_str());
@@ -215,8 +214,36 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   const TimingPlan plan{o.warmup, o.iters};
   const TimeStats ts =
       summarize(time_runs([&](cudaStream_t s) { step.launch(p, args, s); }, nullptr, plan, flusher, stream.s));
-  std::vector<TimeStats> tb;
-  for (const Baseline& b : baselines) tb.push_back(summarize(time_runs(b.run, nullptr, plan, flusher, stream.s)));
+  std::vector<TimeStats> tb;  // one per entry of `baselines`
+  if (!epilogue) {
+    // Every algorithm of the search, timed like the step; the fastest is the headline baseline, the
+    // reference's algorithm (IMPLICIT_PRECOMP_GEMM) the second.
+    std::vector<TimeStats> at;
+    for (int i = 0; i < lib.algorithms(); ++i) {
+      at.push_back(summarize(time_runs([&lib, i, args](cudaStream_t s) { lib.run_algorithm(i, args.x, args.w, args.y, s); },
+                                       nullptr, plan, flusher, stream.s)));
+    }
+    int best = 0;
+    for (int i = 1; i < lib.algorithms(); ++i) {
+      if (at[std::size_t(i)].median < at[std::size_t(best)].median) best = i;
+    }
+    const int ref_i = lib.reference_algorithm();
+    if (ConvLibrary::have_cudnn()) {
+      std::printf("cuDNN FMA algorithms (median ms):");
+      for (int i = 0; i < lib.algorithms(); ++i) {
+        std::printf(" %s %.4g%s", lib.algorithm_name(i).c_str(), at[std::size_t(i)].median, i == best ? " (fastest)" : "");
+      }
+      std::printf("\n");
+      baselines.push_back({"cuDNN fastest FMA (" + lib.algorithm_name(best) + ")", lib.algorithm_workspace(best), nullptr});
+      baselines.push_back({lib.reference_name(), lib.algorithm_workspace(ref_i), nullptr});
+      tb = {at[std::size_t(best)], at[std::size_t(ref_i)]};
+    } else {
+      baselines.push_back({lib.reference_name(), lib.algorithm_workspace(ref_i), nullptr});
+      tb = {at[std::size_t(ref_i)]};
+    }
+  } else {
+    for (const Baseline& b : baselines) tb.push_back(summarize(time_runs(b.run, nullptr, plan, flusher, stream.s)));
+  }
   std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
               o.warmup, o.iters);
   std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};

@@ -135,7 +135,8 @@ struct ConvLibrary::Impl {
   cudnnTensorDescriptor_t bias_desc = nullptr;
   cudnnActivationDescriptor_t relu_desc = nullptr;
   Algo reference{};
-  std::vector<Algo> baselines;
+  std::vector<Algo> algos;  // the candidates to time, the reference's among them
+  int reference_index = 0;
   DeviceBuffer<char> workspace;
 
   ~Impl() {
@@ -196,6 +197,7 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
   m.reference.workspace = ws;
   m.reference.name = std::string("cuDNN ") + algo_name(m.reference.algo) + " (FMA)";
   std::size_t need = ws;
+  m.reference_index = -1;
 
   if (rank) {
     // The search runs every algorithm cuDNN has for this problem, each with the workspace it asks
@@ -211,16 +213,17 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
     TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_desc, x, m.w_desc, w, m.conv_desc, m.y_desc,
                                                            y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
                                                            search.data(), search_ws));
-    for (int i = 0; i < returned; ++i) {  // sorted fastest first
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH) {
-        m.baselines.push_back({perf[i].algo, perf[i].memory, std::string("cuDNN fastest FMA (") + algo_name(perf[i].algo) + ")"});
-        break;
-      }
+    for (int i = 0; i < returned; ++i) {  // in the search's order, fastest first
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].mathType != CUDNN_FMA_MATH) continue;
+      if (perf[i].algo == m.reference.algo) m.reference_index = int(m.algos.size());
+      m.algos.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo)});
+      need = std::max(need, perf[i].memory);
     }
-    if (m.baselines.empty()) throw CudaError("cuDNN's search found no FMA-math algorithm for " + p.label());
-    need = std::max(need, m.baselines[0].workspace);
   }
-  m.baselines.push_back(m.reference);
+  if (m.reference_index < 0) {  // not ranked, or the search left it out: time it all the same
+    m.reference_index = int(m.algos.size());
+    m.algos.push_back({m.reference.algo, m.reference.workspace, algo_name(m.reference.algo)});
+  }
   m.workspace = DeviceBuffer<char>(need);
 }
 
@@ -260,11 +263,12 @@ std::string ConvLibrary::reference_name() const { return impl_->reference.name; 
 void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->run(impl_->reference, x, w, y, stream);
 }
-int ConvLibrary::baselines() const { return int(impl_->baselines.size()); }
-std::string ConvLibrary::baseline_name(int i) const { return impl_->baselines.at(std::size_t(i)).name; }
-std::size_t ConvLibrary::baseline_workspace(int i) const { return impl_->baselines.at(std::size_t(i)).workspace; }
-void ConvLibrary::run_baseline(int i, const float* x, const float* w, float* y, cudaStream_t stream) {
-  impl_->run(impl_->baselines.at(std::size_t(i)), x, w, y, stream);
+int ConvLibrary::algorithms() const { return int(impl_->algos.size()); }
+std::string ConvLibrary::algorithm_name(int i) const { return impl_->algos.at(std::size_t(i)).name; }
+std::size_t ConvLibrary::algorithm_workspace(int i) const { return impl_->algos.at(std::size_t(i)).workspace; }
+int ConvLibrary::reference_algorithm() const { return impl_->reference_index; }
+void ConvLibrary::run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream) {
+  impl_->run(impl_->algos.at(std::size_t(i)), x, w, y, stream);
 }
 
 #else  // no cuDNN in this build
@@ -288,10 +292,11 @@ void ConvLibrary::run_fused(const float* x, const float* w, const float* bias, c
 void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->im2col.run(x, w, y, stream);
 }
-int ConvLibrary::baselines() const { return 1; }
-std::string ConvLibrary::baseline_name(int) const { return reference_name(); }
-std::size_t ConvLibrary::baseline_workspace(int) const { return impl_->im2col.workspace(); }
-void ConvLibrary::run_baseline(int, const float* x, const float* w, float* y, cudaStream_t stream) {
+int ConvLibrary::algorithms() const { return 1; }
+std::string ConvLibrary::algorithm_name(int) const { return "im2col + cuBLAS"; }
+std::size_t ConvLibrary::algorithm_workspace(int) const { return impl_->im2col.workspace(); }
+int ConvLibrary::reference_algorithm() const { return 0; }
+void ConvLibrary::run_algorithm(int, const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->im2col.run(x, w, y, stream);
 }
 

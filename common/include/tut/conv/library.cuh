@@ -2,9 +2,10 @@
 // step is timed against, in the same process.
 //
 // With cuDNN (found at build time, TUT_HAVE_CUDNN): all of it in FP32 with CUDNN_FMA_MATH (no
-// TF32). The reference is IMPLICIT_PRECOMP_GEMM; the baselines are cuDNN's fastest FMA algorithm,
-// as cudnnFindConvolutionForwardAlgorithmEx ranks them on this problem (Winograd and FFT
-// included), then IMPLICIT_PRECOMP_GEMM, the same method as the chapters'.
+// TF32). The reference is IMPLICIT_PRECOMP_GEMM; the baselines are cuDNN's fastest FMA algorithm
+// on this problem (Winograd and FFT included: the candidates are those
+// cudnnFindConvolutionForwardAlgorithmEx runs, each then timed by the harness like a step), and
+// IMPLICIT_PRECOMP_GEMM, the same method as the chapters'.
 // Without cuDNN: the reference and the one baseline are im2col + cuBLAS SGEMM (FP32, no TF32),
 // and every output says so.
 #pragma once
@@ -39,9 +40,9 @@ class Im2colCublasConv {
 
 class ConvLibrary {
  public:
-  // Sets up problem p. With `rank`, also searches for the fastest algorithm, running the candidates
-  // on x and w into y (device buffers of p's sizes; y's contents are overwritten). The search and
-  // the baselines may use up to `workspace_limit` bytes of workspace.
+  // Sets up problem p. With `rank`, also runs cuDNN's search over its algorithms on x and w into y
+  // (device buffers of p's sizes; y's contents are overwritten). The search and the algorithms may
+  // use up to `workspace_limit` bytes of workspace.
   ConvLibrary(const ConvProblem& p, bool rank, const float* x, const float* w, float* y, std::size_t workspace_limit,
               cudaStream_t stream);
   ~ConvLibrary();
@@ -54,12 +55,16 @@ class ConvLibrary {
   std::string reference_name() const;
   void run_reference(const float* x, const float* w, float* y, cudaStream_t stream);
 
-  // Baseline 0 is the fastest (the headline comparison); baseline 1, where there is one, the
-  // IMPLICIT_PRECOMP_GEMM. Without `rank`, only the reference's algorithm is a baseline.
-  int baselines() const;
-  std::string baseline_name(int i) const;
-  std::size_t baseline_workspace(int i) const;  // bytes
-  void run_baseline(int i, const float* x, const float* w, float* y, cudaStream_t stream);
+  // The algorithms to time as baselines. With `rank`: every algorithm cuDNN's search ran with FMA
+  // math on this problem (within the workspace limit), the reference's included; the harness times
+  // each the way it times a step and calls the fastest "cuDNN fastest FMA" (the search's own
+  // ranking comes from one run of each and moves between processes). Without `rank`, or without
+  // cuDNN: the reference's algorithm alone.
+  int algorithms() const;
+  std::string algorithm_name(int i) const;      // "FFT_TILING", "im2col + cuBLAS"
+  std::size_t algorithm_workspace(int i) const;  // bytes
+  int reference_algorithm() const;               // the reference's index among them
+  void run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream);
 
   // The library's convolution with chapter 20's epilogue, y = max(conv + bias[k] (+ residual), 0):
   // cuDNN's cudnnConvolutionBiasActivationForward (IMPLICIT_PRECOMP_GEMM, which cuDNN requires for
