@@ -8,8 +8,8 @@ binary appends its own row to <out-dir>/<gpu-slug>.csv (it verifies and times it
 vendor library in the same process); this script only chooses the problems:
   gemm: 4096^3, then the size sweep (sizes predicted to run longer than --max-run-seconds skipped);
   conv: the headline layer, then every other layer of the table the binary prints with
-        `--layer list`, for the steps from 15 on (13 and 14 are slow: only the headline, unless
-        --all-layers).
+        `--layer list`, for the steps from 15 on, the fused epilogue (20) included (13 and 14 are
+        slow: only the headline, unless --all-layers).
 Exits 1 if any run failed verification or crashed, 3 if there is no GPU.
 """
 from __future__ import annotations
@@ -158,7 +158,10 @@ def main(argv=None) -> int:
             if p.returncode == 1:
                 failures.append(f"{tag} failed verification")
             alt = row.get("alt_baseline_time_ms") or ""
-            vs_alt = f"{100 * float(alt) / float(row['time_ms_median']):6.1f}% of precomp  " if alt else ""
+            alt_name = row.get("alt_baseline") or "precomp"
+            if alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
+                alt_name = "precomp"  # the plain steps' second baseline; chapter 20's is the unfused pipeline
+            vs_alt = f"{100 * float(alt) / float(row['time_ms_median']):6.1f}% of {alt_name}  " if alt else ""
             print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {vs_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
                   f"of {row['baseline']}  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  "
                   f"({time.time() - t0:.0f} s)")

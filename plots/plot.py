@@ -216,21 +216,47 @@ def readme_block(rows: list[Row], images: list[Path], readme: Path, csv_name: st
 
 
 # ----------------------------------------------------------------------------------------------
-# Part II: convolution. Every conv row carries both cuDNN baselines, timed in the step's process:
-# baseline = the fastest FMA algorithm cudnnFind picked for the layer (named in parentheses),
-# alt_baseline = IMPLICIT_PRECOMP_GEMM, the same method as the steps.
+# Part II: convolution. Every conv row carries two baselines, timed in the step's process. A
+# convolution step's (13-19): baseline = the fastest of the FMA algorithms cuDNN's search returns,
+# each timed by the harness (named in parentheses), alt_baseline = IMPLICIT_PRECOMP_GEMM, the same
+# method as the steps. The fused-epilogue step's (20, conv + bias + ReLU): baseline = cuDNN's fused
+# conv+bias+ReLU, alt_baseline = the unfused pipeline (step 19, then a separate bias/ReLU kernel).
+# The layers' cuDNN baselines come from the convolution steps' rows only.
 
 LAYER_STEPS_FROM = 17  # the per-layer chart and table show the tiled steps, 17 onwards
 PRECOMP_COLOUR, FASTEST_COLOUR = "#7f7f7f", "#3a3a3a"
+# A convolution step's bar; the fused-epilogue step's, hatched: it does more work than the others.
+STEP_COLOUR, FUSED_COLOUR, FUSED_HATCH = "#4C72B0", "#8172B3", "//"
+EPILOGUE_NOTE = "(+ bias, ReLU)"
+
+
+def conv_label(r: Row) -> str:
+    """label(r), and for the fused-epilogue step a note that it does more than the convolution."""
+    return f"{label(r)} {EPILOGUE_NOTE}" if results.is_fused_epilogue(r) else label(r)
+
+
+def fused_short(r: Row) -> str:
+    """A fused-epilogue row's baseline, short: 'cuDNN fused' (else its name without the parenthesis)."""
+    return "cuDNN fused" if r.baseline.startswith("cuDNN fused") else results.baseline_family(r.baseline)[0]
+
+
+def unfused_short(r: Row) -> str:
+    """A fused-epilogue row's unfused pipeline, short: '19 + separate kernel' (else its name)."""
+    ch = results.unfused_chapter(r)
+    return f"{ch[:2]} + separate kernel" if ch else r.alt_baseline
 
 
 class ConvBaselines:
-    """The two cuDNN baselines of one layer, summarized over the processes (one per step) that timed
-    them: the median of their times, and the algorithm most of them named."""
+    """The two cuDNN baselines of one layer, summarized over the processes (one per convolution step)
+    that timed them: the median of their times, and the algorithm most of them named. Built from the
+    layer's rows; those of the fused-epilogue step are left out (results.conv_baseline_rows). A layer
+    that only the fused-epilogue step ran has no baselines here (has_fastest is False)."""
 
     def __init__(self, rows: list[Row]):
+        layer_rows = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+        rows = results.conv_baseline_rows(rows)
         newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
-        self.row = newest_first[0]  # for the layer's FLOPs and intensity
+        self.row = (newest_first or layer_rows)[0]  # for the layer's FLOPs and intensity
         self.processes = len(rows)
         with_alt = [r for r in rows if r.alt_baseline_time_ms is not None]
         self.precomp_name = _most_common([r.alt_baseline for r in newest_first if r.alt_baseline])
@@ -239,6 +265,10 @@ class ConvBaselines:
         self.fastest_family = _most_common([f for f, _ in families])
         self.fastest_algo = _most_common([a for _, a in families])
         self.fastest_ms = results.median([r.baseline_time_ms for r in rows])
+
+    @property
+    def has_fastest(self) -> bool:
+        return self.fastest_ms == self.fastest_ms
 
     @property
     def has_precomp(self) -> bool:
@@ -250,7 +280,7 @@ class ConvBaselines:
 
     @property
     def fastest_tflops(self) -> float:
-        return self.row.tflops_at(self.fastest_ms)
+        return self.row.tflops_at(self.fastest_ms) if self.has_fastest else float("nan")
 
     @property
     def fastest_label(self) -> str:
@@ -294,7 +324,8 @@ def gemm_dims(r: Row) -> str:
 
 
 def conv_results_table(rows: list[Row], base: ConvBaselines) -> str:
-    """Markdown table at the headline layer: every step, then the two cuDNN baselines."""
+    """Markdown table at the headline layer: every step, then the two cuDNN baselines. The fused-epilogue
+    step's two % cells compare it with its own baselines, and say which."""
     lines = ["| step | time (ms), median [min, max] | TFLOP/s | % of cuDNN precomp | % of cuDNN fastest "
              f"| × previous step | × step {rows[0].chapter[:2]} | verified |",
              "|---|---|---:|---:|---:|---:|---:|:-:|"]
@@ -303,9 +334,16 @@ def conv_results_table(rows: list[Row], base: ConvBaselines) -> str:
     for r in rows:
         vs_prev = f"{prev.time_ms_median / r.time_ms_median:.2f}" if prev else "–"
         prev = r
-        lines.append(f"| {label(r)} | {fmt_ms_conv(r.time_ms_median)} [{fmt_ms_conv(r.time_ms_min)}, {fmt_ms_conv(r.time_ms_max)}] "
-                     f"| {r.tflops:.2f} | {pct(r.alt_ratio)} | {pct(r.ratio_to_baseline)} | {vs_prev} "
+        if results.is_fused_epilogue(r):
+            vs_alt = f"{pct(r.alt_ratio)} of {unfused_short(r)}" if r.alt_baseline else "–"
+            vs_base = f"{pct(r.ratio_to_baseline)} of {fused_short(r)}"
+        else:
+            vs_alt, vs_base = pct(r.alt_ratio), pct(r.ratio_to_baseline)
+        lines.append(f"| {conv_label(r)} | {fmt_ms_conv(r.time_ms_median)} [{fmt_ms_conv(r.time_ms_min)}, {fmt_ms_conv(r.time_ms_max)}] "
+                     f"| {r.tflops:.2f} | {vs_alt} | {vs_base} | {vs_prev} "
                      f"| {first.time_ms_median / r.time_ms_median:.1f} | {r.verified} |")
+    if not base.has_fastest:
+        return "\n".join(lines)
     if base.has_precomp:
         lines.append(f"| {base.precomp_name} | {fmt_ms_conv(base.precomp_ms)} | {base.precomp_tflops:.2f} | 100.0% "
                      f"| {pct(base.fastest_ms / base.precomp_ms)} | – | {first.time_ms_median / base.precomp_ms:.1f} | – |")
@@ -322,9 +360,11 @@ def layer_steps(latest: dict) -> list[str]:
 
 
 def conv_layer_table(latest: dict, bases: dict[str, ConvBaselines]) -> str:
-    """Layer x step, TFLOP/s, with both cuDNN baselines and the best step's share of the fastest."""
+    """Layer x step, TFLOP/s, with both cuDNN baselines and the best convolution step's share of the
+    fastest (the fused-epilogue step is shown, its TFLOP/s the convolution's, but not ranked)."""
     steps = layer_steps(latest)
-    lines = ["| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" for s in steps)
+    fused = {s for s in steps if any(results.is_fused_epilogue(r) for (c, _), r in latest.items() if c == s)}
+    lines = ["| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" + (f" {EPILOGUE_NOTE}" if s in fused else "") for s in steps)
              + " | cuDNN precomp | cuDNN fastest (algorithm) | best step, % of cuDNN fastest |",
              "|---|---|" + "---:|" * len(steps) + "---:|---|---:|"]
     for layer, base in bases.items():
@@ -332,17 +372,20 @@ def conv_layer_table(latest: dict, bases: dict[str, ConvBaselines]) -> str:
         for s in steps:
             r = latest.get((s, layer))
             cells.append(tf(r.tflops) if r else "–")
-            if r and (best is None or r.time_ms_median < best.time_ms_median):
+            if r and not results.is_fused_epilogue(r) and (best is None or r.time_ms_median < best.time_ms_median):
                 best = r
         best_cell = f"{best.chapter[:2]}: {pct(best.ratio_to_baseline)}" if best else "–"
         lines.append(f"| {layer} | {gemm_dims(base.row)} | " + " | ".join(cells)
-                     + f" | {tf(base.precomp_tflops)} | {base.fastest_tflops:.2f} ({base.fastest_algo or base.fastest_family})"
+                     + f" | {tf(base.precomp_tflops)} | "
+                     + (f"{base.fastest_tflops:.2f} ({base.fastest_algo or base.fastest_family})" if base.has_fastest else "–")
                      + f" | {best_cell} |")
     return "\n".join(lines)
 
 
 def conv_chapter_table(rows: list[Row], order: list[str]) -> str:
     """One convolution chapter's rows, one per layer, each against the baselines of its own process."""
+    if any(results.is_fused_epilogue(r) for r in rows):
+        return conv_fused_chapter_table(rows, order)
     lines = ["| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | cuDNN precomp (ms) | % of precomp "
              "| cuDNN fastest (ms, algorithm) | % of fastest | verified |",
              "|---|---|---|---:|---:|---:|---|---:|:-:|"]
@@ -355,26 +398,84 @@ def conv_chapter_table(rows: list[Row], order: list[str]) -> str:
     return "\n".join(lines)
 
 
+def conv_fused_chapter_table(rows: list[Row], order: list[str]) -> str:
+    """The fused-epilogue chapter's rows, one per layer, against its two baselines of its own process:
+    the library's fused conv + bias + ReLU and the unfused pipeline."""
+    newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+    short = fused_short(newest_first[0])
+    lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s (conv FLOPs) | {short} (ms) "
+             f"| % of {short} | unfused (ms) | % of unfused | verified |",
+             "|---|---|---|---:|---:|---:|---:|---:|:-:|"]
+    for r in sorted(rows, key=lambda r: order.index(r.problem)):
+        unfused = fmt_ms_conv(r.alt_baseline_time_ms) if r.alt_baseline_time_ms is not None else "–"
+        lines.append(f"| {r.problem} | {gemm_dims(r)} | {fmt_ms_conv(r.time_ms_median)} [{fmt_ms_conv(r.time_ms_min)}, "
+                     f"{fmt_ms_conv(r.time_ms_max)}] | {r.tflops:.2f} | {fmt_ms_conv(r.baseline_time_ms)} "
+                     f"| {pct(r.ratio_to_baseline)} | {unfused} | {pct(r.alt_ratio)} | {r.verified} |")
+    fused_name = _most_common([r.baseline for r in newest_first])
+    unfused_name = _most_common([r.alt_baseline for r in newest_first if r.alt_baseline])
+    names = f"\"{short}\" is {fused_name}" + (f"; \"unfused\" is {unfused_name}" if unfused_name else "")
+    return (f"y = max(conv + bias[k], 0). {names}; each timed in the same process as the step. "
+            f"TFLOP/s counts the convolution's FLOPs only.\n\n" + "\n".join(lines))
+
+
+def fused_table(latest: dict) -> str:
+    """Per layer, the fused-epilogue step against the convolution step it extends (its own row, the
+    convolution alone), the unfused pipeline and the library's fused conv + bias + ReLU. Empty when
+    no fused-epilogue step was measured."""
+    fused = [r for r in latest.values() if results.is_fused_epilogue(r)]
+    order = results.problem_order(latest.values())
+    tables = []
+    for name in results.step_order(fused):
+        mine = sorted((r for r in fused if r.chapter == name), key=lambda r: order.index(r.problem))
+        prev = results.unfused_chapter(mine[0]) or ""
+        nn, pp = name[:2], prev[:2] or "previous"
+        short = fused_short(mine[0])
+        lines = [f"| layer | step {nn} (ms) | step {pp}, conv only (ms) | {pp} + separate kernel (ms) | {short} (ms) "
+                 f"| {nn} over {pp} | {short} / {nn} |",
+                 "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in mine:
+            plain = latest.get((results.unfused_chapter(r) or "", r.problem))
+            unfused = fmt_ms_conv(r.alt_baseline_time_ms) if r.alt_baseline_time_ms is not None else "–"
+            over = f"{100 * (r.time_ms_median / plain.time_ms_median - 1):+.1f}%" if plain else "–"
+            lines.append(f"| {r.problem} | {fmt_ms_conv(r.time_ms_median)} | {fmt_ms_conv(plain.time_ms_median) if plain else '–'} "
+                         f"| {unfused} | {fmt_ms_conv(r.baseline_time_ms)} | {over} | {r.ratio_to_baseline:.2f}× |")
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)
+
+
 def conv_speedup_chart(rows: list[Row], base: ConvBaselines, path: Path) -> None:
     """Bars: TFLOP/s of each step at the headline layer, then the two cuDNN baselines; labels give
-    × the first step and % of both baselines (each step against the baselines of its own process)."""
+    × the first step and % of both baselines (each step against the baselines of its own process;
+    the fused-epilogue step against its own: the library's fused conv + bias + ReLU and the unfused
+    pipeline)."""
     first = rows[0]
-    names = [label(r) for r in rows]
+    names = [conv_label(r) for r in rows]
     values = [r.tflops for r in rows]
-    colours = ["#4C72B0"] * len(rows)
-    notes = [f"{first.time_ms_median / r.time_ms_median:.1f}× step {first.chapter[:2]}\n"
-             f"{pct(r.alt_ratio)} of precomp\n{pct(r.ratio_to_baseline)} of fastest" for r in rows]
+    colours = [FUSED_COLOUR if results.is_fused_epilogue(r) else STEP_COLOUR for r in rows]
+
+    def note(r: Row) -> str:
+        speedup = f"{first.time_ms_median / r.time_ms_median:.1f}× step {first.chapter[:2]}"
+        if results.is_fused_epilogue(r):
+            alt = f"\n{pct(r.alt_ratio)} of\n{unfused_short(r)}" if r.alt_baseline else ""  # two lines: narrow
+            return f"{speedup}\n{pct(r.ratio_to_baseline)} of {fused_short(r)}{alt}"
+        return f"{speedup}\n{pct(r.alt_ratio)} of precomp\n{pct(r.ratio_to_baseline)} of fastest"
+
+    notes = [note(r) for r in rows]
     if base.has_precomp:
         names.append(base.precomp_name)
         values.append(base.precomp_tflops)
         colours.append(PRECOMP_COLOUR)
         notes.append(f"{first.time_ms_median / base.precomp_ms:.1f}× step {first.chapter[:2]}")
-    names.append(base.fastest_label)
-    values.append(base.fastest_tflops)
-    colours.append(FASTEST_COLOUR)
-    notes.append(f"{first.time_ms_median / base.fastest_ms:.1f}× step {first.chapter[:2]}")
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 1.0 * len(names)), 5.0))
+    if base.has_fastest:
+        names.append(base.fastest_label)
+        values.append(base.fastest_tflops)
+        colours.append(FASTEST_COLOUR)
+        notes.append(f"{first.time_ms_median / base.fastest_ms:.1f}× step {first.chapter[:2]}")
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 1.2 * len(names)), 5.0))
     bars = ax.bar(names, values, color=colours)
+    for b, r in zip(bars, rows):
+        if results.is_fused_epilogue(r):
+            b.set_hatch(FUSED_HATCH)
     for b, text in zip(bars, notes):
         ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=7)
     ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
@@ -392,7 +493,7 @@ def conv_layers_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path)
     steps = layer_steps(latest)
     layers = list(bases)
     # one series per step: (legend label, its row for each layer or None where it did not run)
-    series = [(label(next(r for (c, _), r in latest.items() if c == s)), [latest.get((s, l)) for l in layers])
+    series = [(conv_label(next(r for (c, _), r in latest.items() if c == s)), [latest.get((s, l)) for l in layers])
               for s in steps]
     width = 0.8 / (len(series) + 2)
     xs = list(range(len(layers)))
@@ -402,25 +503,30 @@ def conv_layers_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path)
 
     fig, ax = plt.subplots(figsize=(max(10.0, 1.3 * len(layers) + 1), 6.5))
     for i, (name, rows) in enumerate(series):
-        ax.bar(offsets(i), [r.tflops if r else 0.0 for r in rows], width, label=name)
+        fused = any(r and results.is_fused_epilogue(r) for r in rows)
+        ax.bar(offsets(i), [r.tflops if r else 0.0 for r in rows], width, label=name,
+               **({"color": FUSED_COLOUR, "hatch": FUSED_HATCH} if fused else {}))
     precomp = [bases[l].precomp_tflops for l in layers]
     if any(v == v for v in precomp):
         name = _most_common([b.precomp_name for b in bases.values() if b.precomp_name])
         ax.bar(offsets(len(series)), [v if v == v else 0.0 for v in precomp], width, color=PRECOMP_COLOUR, label=name)
     fastest = [bases[l].fastest_tflops for l in layers]
     offs = offsets(len(series) + 1)
-    family = _most_common([b.fastest_family for b in bases.values()])
-    ax.bar(offs, fastest, width, color=FASTEST_COLOUR, label=f"{family} (algorithm above its bar)")
+    if any(v == v for v in fastest):
+        family = _most_common([b.fastest_family for b in bases.values() if b.has_fastest])
+        ax.bar(offs, [v if v == v else 0.0 for v in fastest], width, color=FASTEST_COLOUR,
+               label=f"{family} (algorithm above its bar)")
     top = max([v for v in fastest + precomp if v == v] + [r.tflops for _, rows in series for r in rows if r])
     for x, v, l in zip(offs, fastest, layers):
-        ax.annotate(bases[l].fastest_algo, (x, v + 0.01 * top), ha="center", va="bottom", fontsize=6, rotation=90)
+        if v == v:
+            ax.annotate(bases[l].fastest_algo, (x, v + 0.01 * top), ha="center", va="bottom", fontsize=6, rotation=90)
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{l}\n{gemm_dims(bases[l].row)}" for l in layers], fontsize=7)
     ax.set_ylim(0, top * 1.5)  # room for the algorithm names
     ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
     ax.set_xlabel("layer, and its implicit GEMM M×N×K = K × N·P·Q × C·R·S", fontsize=8)
     ax.set_title(f"Convolution per layer, FP32 FMA: steps {LAYER_STEPS_FROM} on and both cuDNN baselines "
-                 f"(their median over the steps' processes)\n{title_suffix(bases[layers[0]].row)}", fontsize=10)
+                 f"(their median over the convolution steps' processes)\n{title_suffix(bases[layers[0]].row)}", fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
     fig.tight_layout()
@@ -437,14 +543,15 @@ def conv_roofline_chart(latest: dict, bases: dict[str, ConvBaselines], path: Pat
     for i, name in enumerate(results.step_order(rows)):
         mine = sorted((r for r in rows if r.chapter == name), key=lambda r: r.intensity)
         ax.plot([r.intensity for r in mine], [r.tflops for r in mine], ls="none", marker=markers[i % len(markers)],
-                ms=5, label=label(mine[0]))
-    base = list(bases.values())
+                ms=5, label=conv_label(mine[0]))
+    base = [b for b in bases.values() if b.has_fastest]
     with_precomp = [b for b in base if b.has_precomp]
     if with_precomp:
         ax.plot([b.row.intensity for b in with_precomp], [b.precomp_tflops for b in with_precomp], ls="none",
                 marker="_", ms=12, mew=2, color=PRECOMP_COLOUR, label=with_precomp[0].precomp_name)
-    ax.plot([b.row.intensity for b in base], [b.fastest_tflops for b in base], ls="none", marker="_", ms=12, mew=2,
-            color=FASTEST_COLOUR, label=_most_common([b.fastest_family for b in base]))
+    if base:
+        ax.plot([b.row.intensity for b in base], [b.fastest_tflops for b in base], ls="none", marker="_", ms=12, mew=2,
+                color=FASTEST_COLOUR, label=_most_common([b.fastest_family for b in base]))
     finish_roofline(ax, lo, hi, f"Convolution roofline, FP32 FMA: every step at every measured layer\n"
                                 f"{title_suffix(rows[0])}")
     # The conv points may span less than a decade, where log axes label their minor ticks: plainly too.
@@ -459,23 +566,39 @@ def conv_readme_block(head: list[Row], latest: dict, bases: dict[str, ConvBaseli
     r0 = head[0]
     dates = sorted(r.timestamp for r in latest.values())
     rel = [(p.stem, Path(os.path.relpath(p, readme.parent)).as_posix()) for p in images]
+    fused = fused_table(latest)
+    fused_rows = [r for r in latest.values() if results.is_fused_epilogue(r)]
+    fused_block = [
+        "**Fused epilogue (bias + ReLU).** y = max(conv + bias[k], 0) in the store of step "
+        f"{', '.join(sorted({r.chapter[:2] for r in fused_rows}))}, against the step it extends run as a plain "
+        f"convolution (that step's own row), the unfused pipeline (the convolution, then a separate bias/ReLU kernel) and "
+        f"{_most_common([r.baseline for r in fused_rows])}, all timed in the step's process; the last columns: "
+        "the time the epilogue adds, and the library's fused time over the step's:",
+        "",
+        fused,
+        "",
+    ] if fused else []
     return "\n".join([
         f"Measured on **{r0.gpu}**, CUDA {r0.cuda}, {dates[-1][:10]}; convolution layer `{CONV_HEADLINE}` "
         f"(implicit GEMM {gemm_dims(r0)}), FP32, NCHW input, KCRS filter, NKPQ output. Each time is the median of "
         f"event-timed runs with L2 flushed before each run. Both cuDNN baselines use FMA math (no tensor cores) "
         f"and are timed in the same process as each step: IMPLICIT_PRECOMP_GEMM (\"precomp\", the same method "
-        f"as the steps) and the fastest algorithm cuDNN finds for the layer (\"fastest\", named in parentheses). "
+        f"as the steps) and the fastest of the algorithms cuDNN's search returns for the layer, each timed the "
+        f"same way (\"fastest\", named in parentheses). "
         f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs for every algorithm. The baselines' "
-        f"own rows give the median over the steps' processes. Generated by `make tutorial` from "
-        f"`plots/data/{csv_name}`.",
+        f"own rows give the median over the convolution steps' processes. The fused-epilogue step "
+        f"{EPILOGUE_NOTE} also adds a bias and applies ReLU; it is compared with cuDNN's fused conv+bias+ReLU and "
+        f"with the unfused pipeline instead, and its TFLOP/s counts the convolution's FLOPs only. Generated by "
+        f"`make tutorial` from `plots/data/{csv_name}`.",
         "",
         conv_results_table(head, bases[CONV_HEADLINE]),
         "",
-        f"Per layer, TFLOP/s (steps {LAYER_STEPS_FROM} on; the last column: the best step's time against "
-        f"cuDNN fastest in its own process):",
+        f"Per layer, TFLOP/s (steps {LAYER_STEPS_FROM} on; the last column: the best convolution step's time "
+        f"against cuDNN fastest in its own process):",
         "",
         conv_layer_table(latest, bases),
         "",
+        *fused_block,
         *[f"![{stem}]({path})" for stem, path in rel],
     ])
 
@@ -549,6 +672,9 @@ def main(argv=None) -> int:
                 print(conv_results_table(head, bases[CONV_HEADLINE]))
                 print()
                 print(conv_layer_table(latest, bases))
+                if fused_table(latest):
+                    print()
+                    print(fused_table(latest))
                 if readme:
                     blocks.append((CONV_README_BEGIN, CONV_README_END,
                                    conv_readme_block(head, latest, bases, images, readme, csv_name)))

@@ -208,6 +208,37 @@ def baseline_family(name: str) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else (name, "")
 
 
+# Part II's rows come in two kinds, told apart by their baselines (the harness names them):
+#   a convolution step (13-19): baseline "cuDNN fastest FMA (ALGO)", alt "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)";
+#   a fused-epilogue step (20, y = max(conv + bias[k], 0)): baseline "cuDNN fused conv+bias+ReLU (...)"
+#     (cudnnConvolutionBiasActivationForward), alt "<NN_step> + bias/ReLU kernel" (the unfused pipeline).
+# A build without cuDNN names "im2col + cuBLAS FP32 (...)" and "im2col + cuBLAS FP32 + bias/ReLU kernel (...)".
+# gflops counts the convolution's FLOPs in both kinds.
+CONV_FASTEST = "cuDNN fastest FMA"
+
+
+def is_fused_epilogue(r: Row) -> bool:
+    """A convolution row whose step also applies bias and ReLU, compared against fused and unfused
+    conv + bias + ReLU: its baseline names the ReLU, a plain convolution's never does."""
+    return r.part == "conv" and "relu" in r.baseline.lower()
+
+
+def conv_baseline_rows(rows) -> list[Row]:
+    """The rows whose baselines are the plain convolution's cuDNN baselines: those whose baseline is
+    "cuDNN fastest FMA (...)"; where there is none (a build without cuDNN), the rows of the plain
+    convolution steps. Never a fused-epilogue row: its baselines compute conv + bias + ReLU."""
+    rows = list(rows)
+    fastest = [r for r in rows if r.baseline.startswith(CONV_FASTEST)]
+    return fastest or [r for r in rows if not is_fused_epilogue(r)]
+
+
+def unfused_chapter(r: Row) -> str | None:
+    """The chapter a fused-epilogue row's unfused pipeline runs ("19_implicit_gemm_double_buffer +
+    bias/ReLU kernel" -> "19_implicit_gemm_double_buffer"), None when its alt names none."""
+    m = re.match(r"^(\d\d_\w+)", r.alt_baseline)
+    return m.group(1) if m else None
+
+
 def precision(r: Row) -> str:
     """The arithmetic a row's comparison is in, from its baselines' names: 'FP32' unless a name
     mentions a lower precision or tensor-core math (TF32, FP16, BF16, FP8) other than to exclude it

@@ -99,7 +99,13 @@ if opt.get("--layer") == "list":
 problem = opt.get("--layer") or "x".join(opt[f] for f in ("--m", "--n", "--k"))
 problem = {{"r50_conv1": {wrong_problem!r} or problem}}.get(problem, problem)
 header = ["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "baseline",
-          "alt_baseline_time_ms"]
+          "alt_baseline", "alt_baseline_time_ms"]
+if "--layer" not in opt:
+    names = ("cuBLAS FP32 (no TF32)", "")
+elif "{name}".startswith("20_"):  # the fused epilogue: other baselines, as the harness names them
+    names = ("cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA)", "19_implicit_gemm_double_buffer + bias/ReLU kernel")
+else:
+    names = ("cuDNN fastest FMA (WINOGRAD_NONFUSED)", "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)")
 path = opt["--csv"]
 new = not os.path.exists(path)
 with open(path, "a", newline="") as f:
@@ -107,8 +113,7 @@ with open(path, "a", newline="") as f:
     if new:
         w.writerow(header)
     conv = "--layer" in opt
-    w.writerow(["{name}", problem, "1000", "0.5", "2.0", "{verified}",
-                "cuDNN fastest FMA (WINOGRAD_NONFUSED)" if conv else "cuBLAS FP32 (no TF32)", "3.0" if conv else ""])
+    w.writerow(["{name}", problem, "1000", "0.5", "2.0", "{verified}", names[0], names[1], "3.0" if conv else ""])
 sys.exit({exit_code})
 '''
 
@@ -239,3 +244,28 @@ def test_no_steps_of_the_part(tmp_path):
     m = parts_manifest(tmp_path, [("gemm", "01_naive_gemm", "/bin/true")])
     with pytest.raises(SystemExit, match="no steps of part 'conv'"):
         bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"])
+
+
+def test_the_fused_epilogue_runs_every_layer_and_reports_its_own_baselines(tmp_path, capsys):
+    """Chapter 20 runs like the steps from 15 on: the headline, then every layer of the table."""
+    m = parts_manifest(tmp_path, [
+        ("conv", "19_implicit_gemm_double_buffer", fake_step(tmp_path, "19_implicit_gemm_double_buffer")),
+        ("conv", "20_fused_epilogue", fake_step(tmp_path, "20_fused_epilogue")),
+    ])
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 0
+    csv_path = tmp_path / "fake-gpu.csv"
+    made = calls(tmp_path)
+    assert made[3:] == [
+        f"20_fused_epilogue --layer seed_3x3 --csv {csv_path}",
+        f"20_fused_epilogue --layer r50_conv1 --csv {csv_path} --iters 10 --warmup 2",
+        f"20_fused_epilogue --layer r50_c2_1x1_up --csv {csv_path} --iters 10 --warmup 2",
+    ]
+    assert [c.split()[2] for c in made[:3]] == ["seed_3x3", "r50_conv1", "r50_c2_1x1_up"]
+    out = capsys.readouterr().out.splitlines()
+    step19 = [line for line in out if line.lstrip().startswith("19_")]
+    step20 = [line for line in out if line.lstrip().startswith("20_")]
+    assert len(step19) == len(step20) == 3
+    assert all("150.0% of precomp" in line and "50.0% of cuDNN fastest FMA" in line for line in step19)
+    assert all("150.0% of 19_implicit_gemm_double_buffer + bias/ReLU kernel" in line
+               and "50.0% of cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA)" in line
+               and "precomp " not in line for line in step20)

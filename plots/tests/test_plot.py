@@ -84,7 +84,7 @@ def test_no_headline_rows(tmp_path):
 # ---- Part II: convolution ---------------------------------------------------------------------
 
 PARTS_SAMPLE = Path(__file__).parent / "data" / "sample-parts.csv"
-CONV_CHAPTERS = ("13_direct_conv", "17_implicit_gemm_warp_tiles")
+CONV_CHAPTERS = ("13_direct_conv", "17_implicit_gemm_warp_tiles", "20_fused_epilogue")
 
 
 @pytest.fixture
@@ -120,13 +120,23 @@ def test_conv_charts_and_tables(conv_tree, capsys):
     assert "| × previous step | × step 13 | verified |" in conv
     assert "| 13 direct convolution | 40.0 [39.2, 42.0] | 1.48 | 5.0% | 4.0% | – | 1.0 | yes |" in conv
     assert "| 16 implicit GEMM, shared-memory tiles | 8.000 [7.840, 8.400] | 7.40 | 27.5% | 20.0% | 2.00 | 5.0 | yes |" in conv
-    assert "| 20 fused epilogue | 2.400 [2.352, 2.520] | 24.66 | 83.3% | 66.7% | 1.04 | 16.7 | yes |" in conv
+    # the fused-epilogue step against its own baselines, named in its cells
+    assert ("| 20 fused epilogue (+ bias, ReLU) | 2.600 [2.548, 2.730] | 22.77 | 125.0% of 19 + separate kernel "
+            "| 150.0% of cuDNN fused | 0.96 | 15.4 | yes |") in conv
     assert "| cuDNN IMPLICIT_PRECOMP_GEMM (FMA) | 2.000 | 29.60 | 100.0% | 80.0% | – | 20.0 | – |" in conv  # 2.2 ms of step 16 is outvoted
     assert "| cuDNN fastest FMA (WINOGRAD_NONFUSED) | 1.600 | 36.99 | 125.0% | 100.0% | – | 25.0 | – |" in conv
-    # the layer table: steps 17-20 only, TFLOP/s, both baselines, the best step against cuDNN fastest
-    assert "| layer | GEMM M×N×K | step 17 | step 18 | step 19 | step 20 | cuDNN precomp |" in conv
-    assert "| r50_conv1 | 64×401408×147 | 6.04 | 7.55 | 9.67 | 10.07 | 15.11 | 15.11 (IMPLICIT_PRECOMP_GEMM) | 20: 66.7% |" in conv
-    assert "| r50_c2_3x3 | 64×100352×576 | 11.84 | 14.80 | 18.94 | 19.73 | 18.50 | 29.60 (WINOGRAD_NONFUSED) | 20: 66.7% |" in conv
+    # the layer table: steps 17-20 only, TFLOP/s (20's: the convolution's FLOPs), both baselines, the best
+    # convolution step against cuDNN fastest (never 20: its own ratio is against cuDNN fused)
+    assert "| layer | GEMM M×N×K | step 17 | step 18 | step 19 | step 20 (+ bias, ReLU) | cuDNN precomp |" in conv
+    assert "| r50_conv1 | 64×401408×147 | 6.04 | 7.55 | 9.67 | 9.30 | 15.11 | 15.11 (IMPLICIT_PRECOMP_GEMM) | 19: 64.0% |" in conv
+    assert "| r50_c2_3x3 | 64×100352×576 | 11.84 | 14.80 | 18.94 | 18.21 | 18.50 | 29.60 (WINOGRAD_NONFUSED) | 19: 64.0% |" in conv
+    # the fused-epilogue table: 20 against 19's own row, the unfused pipeline and cuDNN fused
+    assert conv.index("Per layer, TFLOP/s") < conv.index("Fused epilogue (bias + ReLU)") < conv.index("![")
+    assert ("| layer | step 20 (ms) | step 19, conv only (ms) | 19 + separate kernel (ms) | cuDNN fused (ms) "
+            "| 20 over 19 | cuDNN fused / 20 |") in conv
+    assert "| seed_3x3 | 2.600 | 2.500 | 3.250 | 3.900 | +4.0% | 1.50× |" in conv
+    assert "| r50_c3_3x3_s2 | 0.3250 | 0.3125 | 0.3900 | 0.4000 | +4.0% | 1.23× |" in conv
+    assert "cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA)" in conv
     assert "step 16" not in conv
     assert conv.index("| seed_3x3 |") < conv.index("| r50_conv1 |") < conv.index("| r50_c3_3x3_s2 |")
     assert "![sample-gpu-conv-layers](plots/sample-gpu-conv-layers.png)" in conv
@@ -141,9 +151,17 @@ def test_conv_charts_and_tables(conv_tree, capsys):
     assert "| r50_c3_3x3_s2 | 128×25088×1152 | 0.5000 [0.4900, 0.5250] | 14.80 | 0.2000 | 40.0% | 0.2000 (IMPLICIT_PRECOMP_GEMM) | 40.0% | yes |" in ch17
     assert [line.split(" | ")[0] for line in ch17.splitlines() if line.startswith("| r50") or line.startswith("| seed")] == \
         ["| seed_3x3", "| r50_conv1", "| r50_c2_3x3", "| r50_c3_3x3_s2"]
+    ch20 = (root / "chapters" / "20_fused_epilogue" / "README.md").read_text()
+    assert ("| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s (conv FLOPs) | cuDNN fused (ms) "
+            "| % of cuDNN fused | unfused (ms) | % of unfused | verified |") in ch20
+    assert "| seed_3x3 | 128×401408×576 | 2.600 [2.548, 2.730] | 22.77 | 3.900 | 150.0% | 3.250 | 125.0% | yes |" in ch20
+    assert "| r50_conv1 | 64×401408×147 | 0.8125 [0.7963, 0.8531] | 9.30 | 1.000 | 123.1% | 0.9750 | 120.0% | yes |" in ch20
+    assert ('"cuDNN fused" is cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA); "unfused" is '
+            "19_implicit_gemm_double_buffer + bias/ReLU kernel") in ch20
+    assert "precomp" not in ch20.replace("IMPLICIT_PRECOMP_GEMM", "") and "fastest" not in ch20
     assert "| 4096×4096×4096 | 80.0" in (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
     out = capsys.readouterr().out
-    assert "| 13 direct convolution |" in out and "| 01 naive |" in out
+    assert "| 13 direct convolution |" in out and "| 01 naive |" in out and "| seed_3x3 | 2.600 | 2.500 |" in out
 
 
 def test_gemm_outputs_do_not_change_with_conv_rows(tree, tmp_path):
@@ -198,32 +216,90 @@ def test_conv_without_the_headline_layer(conv_tree, capsys):
 def test_other_precisions_are_left_out_and_named(conv_tree, capsys):
     root, readme, csv = conv_tree
     lines = PARTS_SAMPLE.read_text().splitlines()
-    tf32 = lines[-1].replace("20_fused_epilogue", "21_implicit_gemm_tf32").replace(
+    last_plain = [line for line in lines if ",19_implicit_gemm_double_buffer," in line][-1]
+    tf32 = last_plain.replace("19_implicit_gemm_double_buffer", "21_implicit_gemm_tf32").replace(
         "cuDNN fastest FMA (IMPLICIT_PRECOMP_GEMM)", "cuDNN fastest TF32 (IMPLICIT_PRECOMP_GEMM)")
     assert "21_implicit_gemm_tf32" in tf32 and "TF32" in tf32
     csv.write_text("\n".join(lines + [tf32]) + "\n")
     assert run_plot(root, csv, readme) == 0
     assert "note: 21_implicit_gemm_tf32 compares in TF32, left out of the FP32 charts and tables" in capsys.readouterr().out
     conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
-    assert "| 20 fused epilogue |" in conv and "| 21 " not in conv and "TF32" not in conv
+    assert "| 20 fused epilogue (+ bias, ReLU) |" in conv and "| 21 " not in conv and "TF32" not in conv
+
+
+def rewrite_sample(csv, edit) -> None:
+    """The parts sample with edit(row, column index) applied to each row, written to csv."""
+    import csv as csvmod
+    with PARTS_SAMPLE.open(newline="") as f:
+        rows = list(csvmod.reader(f))
+    ix = {name: i for i, name in enumerate(rows[0])}
+    rows = [rows[0]] + [r for r in rows[1:] if edit(r, ix) is not False]
+    with csv.open("w", newline="") as f:
+        csvmod.writer(f, lineterminator="\n").writerows(rows)
 
 
 def test_conv_rows_without_the_second_baseline(conv_tree):
-    """Where cuDNN is missing, a row has one baseline and no alt: the tables say – and the charts draw."""
-    import csv as csvmod
+    """A build without cuDNN: a convolution step's row has one baseline and no alt, the fused step's
+    baseline is im2col + cuBLAS + a bias/ReLU kernel. The tables say – and the charts draw."""
     root, readme, csv = conv_tree
-    with PARTS_SAMPLE.open(newline="") as f:
-        rows = list(csvmod.reader(f))
-    header = rows[0]
-    for r in rows[1:]:
-        if r[header.index("part")] == "conv":
-            r[header.index("alt_baseline")] = ""
-            r[header.index("alt_baseline_time_ms")] = ""
-            r[header.index("baseline")] = "im2col + cuBLAS FP32 (no TF32)"
-    with csv.open("w", newline="") as f:
-        csvmod.writer(f, lineterminator="\n").writerows(rows)
+
+    def no_cudnn(r, ix):
+        if r[ix["part"]] != "conv":
+            return
+        if r[ix["chapter"]] == "20_fused_epilogue":
+            r[ix["baseline"]] = "im2col + cuBLAS FP32 + bias/ReLU kernel (no cuDNN in this build)"
+        else:
+            r[ix["alt_baseline"]] = ""
+            r[ix["alt_baseline_time_ms"]] = ""
+            r[ix["baseline"]] = "im2col + cuBLAS FP32 (no cuDNN in this build)"
+
+    rewrite_sample(csv, no_cudnn)
     assert run_plot(root, csv, readme) == 0
     conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
     assert "| 13 direct convolution | 40.0 [39.2, 42.0] | 1.48 | – | 4.0% | – | 1.0 | yes |" in conv
-    assert "| im2col + cuBLAS FP32 (no TF32) | 1.600 |" in conv
+    assert "| im2col + cuBLAS FP32 (no cuDNN in this build) | 1.600 |" in conv
+    assert "| 125.0% of 19 + separate kernel | 150.0% of im2col + cuBLAS FP32 + bias/ReLU kernel |" in conv
+    assert "| r50_conv1 | 64×401408×147 | 6.04 | 7.55 | 9.67 | 9.30 | – | 15.11 (no cuDNN in this build) | 19: 64.0% |" in conv
+    ch20 = (root / "chapters" / "20_fused_epilogue" / "README.md").read_text()
+    assert "| im2col + cuBLAS FP32 + bias/ReLU kernel (ms) |" in ch20
     assert (root / "plots" / "sample-gpu-conv-layers.png").stat().st_size > 10_000
+
+
+def test_layer_baselines_ignore_the_fused_epilogue_rows():
+    """The layers' cuDNN baselines come from the convolution steps' rows only: with steps 19 and 20,
+    from 19's alone (20's cuDNN fused and unfused times would move both medians and names)."""
+    import results
+    latest = {key: r for key, r in results.latest(results.of_part(results.load(PARTS_SAMPLE), "conv")).items()
+              if key[0] in ("19_implicit_gemm_double_buffer", "20_fused_epilogue")}
+    bases = plot.conv_baselines(latest)
+    assert list(bases) == ["seed_3x3", "r50_conv1", "r50_c2_3x3", "r50_c3_3x3_s2"]
+    seed = bases["seed_3x3"]
+    assert seed.processes == 1 and seed.row.chapter == "19_implicit_gemm_double_buffer"
+    assert (seed.fastest_ms, seed.precomp_ms) == (1.6, 2.0)  # with 20's row: 2.75 and 2.625
+    assert seed.fastest_label == "cuDNN fastest FMA (WINOGRAD_NONFUSED)"
+    assert seed.precomp_name == "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)"
+    assert (bases["r50_conv1"].fastest_ms, bases["r50_conv1"].precomp_ms) == (0.5, 0.5)
+
+
+def test_only_the_fused_epilogue_step(conv_tree):
+    """A file whose only conv rows are step 20's: no cuDNN baselines to show, the rest still works."""
+    root, readme, csv = conv_tree
+    rewrite_sample(csv, lambda r, ix: r[ix["part"]] == "gemm" or r[ix["chapter"]] == "20_fused_epilogue")
+    assert run_plot(root, csv, readme) == 0
+    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    assert ("| 20 fused epilogue (+ bias, ReLU) | 2.600 [2.548, 2.730] | 22.77 | 125.0% of 19 + separate kernel "
+            "| 150.0% of cuDNN fused | – | 1.0 | yes |") in conv
+    assert "| cuDNN fastest FMA" not in conv and "| cuDNN IMPLICIT" not in conv
+    assert "| seed_3x3 | 128×401408×576 | 22.77 | – | – | – |" in conv  # layer table: no baselines, no best step
+    assert "| seed_3x3 | 2.600 | – | 3.250 | 3.900 | – | 1.50× |" in conv  # no step 19 row to compare with
+    for name in ("conv-speedup", "conv-layers", "conv-roofline"):
+        assert (root / "plots" / f"sample-gpu-{name}.png").stat().st_size > 10_000
+
+
+def test_no_fused_table_without_the_fused_epilogue_step(conv_tree):
+    root, readme, csv = conv_tree
+    rewrite_sample(csv, lambda r, ix: r[ix["chapter"]] != "20_fused_epilogue")
+    assert run_plot(root, csv, readme) == 0
+    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    assert "| 19 implicit GEMM, double buffering |" in conv
+    assert "Fused epilogue (bias + ReLU)" not in conv and "step 20" not in conv and "| 20 " not in conv
