@@ -54,8 +54,9 @@ namespace ch19 {
 // kernel's few shape-dependent sizes is shared. The K step (BLOCK_K filter taps), the warp tile
 // (WARP_M x WARP_N), the results per thread (THREAD_M x THREAD_N) and their sub-tiles (SUB_M x SUB_N)
 // are as in chapter 18. BLOCK_K = 16 rather than the classic 8: Part I measured 16 faster on H100,
-// and here it also halves, per FMA, the tap decodes of the gather. A reader may try BLOCK_K = 8, or
-// WARP_M = 64 with WARP_N = 32; the static_asserts keep the loops exact.
+// and here it also halves, per FMA, the tap decodes of the gather. A reader may try WARP_M = 64 with
+// WARP_N = 32; BLOCK_K = 8 stops at a static_assert (the 64 x 256 shape's filter copy would have no
+// whole vector per thread). The static_asserts keep the loops exact.
 constexpr int BLOCK_K = 16;
 constexpr int WARP_M = 32;
 constexpr int WARP_N = 64;
