@@ -119,9 +119,9 @@ def main(argv=None) -> int:
 
     failures = []
     with log_path.open("a") as log:
-        def run(step: dict, mnk, extra: list[str]) -> dict | None:
-            m, n, k = mnk
-            cmd = [step["binary"], "--m", str(m), "--n", str(n), "--k", str(k), "--csv", str(csv_path), *extra]
+        def run_binary(step: dict, problem: str, tag: str, flags: list[str], extra: list[str]) -> tuple[dict | None, float]:
+            """Runs one step on one problem; returns its CSV row (None when it wrote none) and the seconds taken."""
+            cmd = [step["binary"], *flags, "--csv", str(csv_path), *extra]
             log.write(f"\n$ {' '.join(cmd)}\n")
             log.flush()
             t0 = time.time()
@@ -129,34 +129,28 @@ def main(argv=None) -> int:
             if p.returncode == NO_GPU:
                 raise SystemExit("error: the GPU disappeared during the benchmark")
             row = last_row(csv_path) if p.returncode in (0, 1) else None
-            tag = f"{step['name']:<28} {m}x{n}x{k:<8}"
-            if row is None or row["chapter"] != step["name"] or row["problem"] != f"{m}x{n}x{k}":
+            if row is None or row["chapter"] != step["name"] or row["problem"] != problem:
                 failures.append(f"{tag} exited {p.returncode} without a result (see {log_path})")
                 print(f"  {tag} FAILED: exit {p.returncode}, no result (see {log_path})")
-                return None
+                return None, 0.0
             if p.returncode == 1:
                 failures.append(f"{tag} failed verification")
-            print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {100 * float(row['ratio_to_baseline']):6.1f}% of "
-                  f"cuBLAS  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  "
-                  f"({time.time() - t0:.0f} s)")
+            return row, time.time() - t0
+
+        def run(step: dict, mnk, extra: list[str]) -> dict | None:
+            m, n, k = mnk
+            tag = f"{step['name']:<28} {m}x{n}x{k:<8}"
+            row, secs = run_binary(step, f"{m}x{n}x{k}", tag, ["--m", str(m), "--n", str(n), "--k", str(k)], extra)
+            if row is not None:
+                print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {100 * float(row['ratio_to_baseline']):6.1f}% of "
+                      f"cuBLAS  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  ({secs:.0f} s)")
             return row
 
         def run_conv(step: dict, layer: str, extra: list[str]) -> dict | None:
-            cmd = [step["binary"], "--layer", layer, "--csv", str(csv_path), *extra]
-            log.write(f"\n$ {' '.join(cmd)}\n")
-            log.flush()
-            t0 = time.time()
-            p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
-            if p.returncode == NO_GPU:
-                raise SystemExit("error: the GPU disappeared during the benchmark")
-            row = last_row(csv_path) if p.returncode in (0, 1) else None
             tag = f"{step['name']:<30} {layer:<16}"
-            if row is None or row["chapter"] != step["name"] or row["problem"] != layer:
-                failures.append(f"{tag} exited {p.returncode} without a result (see {log_path})")
-                print(f"  {tag} FAILED: exit {p.returncode}, no result (see {log_path})")
+            row, secs = run_binary(step, layer, tag, ["--layer", layer], extra)
+            if row is None:
                 return None
-            if p.returncode == 1:
-                failures.append(f"{tag} failed verification")
             alt = row.get("alt_baseline_time_ms") or ""
             alt_name = row.get("alt_baseline") or "precomp"
             if alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
@@ -164,7 +158,7 @@ def main(argv=None) -> int:
             vs_alt = f"{100 * float(alt) / float(row['time_ms_median']):6.1f}% of {alt_name}  " if alt else ""
             print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {vs_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
                   f"of {row['baseline']}  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  "
-                  f"({time.time() - t0:.0f} s)")
+                  f"({secs:.0f} s)")
             return row
 
         layers = None  # the conv layer table, read from the first conv binary

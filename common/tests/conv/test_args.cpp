@@ -8,31 +8,22 @@
 #include "tut/conv/args.hpp"
 #include "tut/conv/layers.hpp"
 
+#include "../args_helpers.hpp"
+
 using tut::ArgError;
 using tut::ConvOptions;
 using tut::ConvProblem;
 
 namespace {
 
-ConvOptions parse(std::initializer_list<const char*> args) {
-  std::vector<const char*> argv{"prog"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return tut::parse_conv_args(static_cast<int>(argv.size()), argv.data());
-}
+ConvOptions parse(std::initializer_list<const char*> args) { return test::parse_list(tut::parse_conv_args, args); }
 
 // The message of the ArgError that parsing `args` raises ("" when none is raised).
-std::string error_of(std::initializer_list<const char*> args) {
-  try {
-    parse(args);
-  } catch (const ArgError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(std::initializer_list<const char*> args) { return test::error_of(tut::parse_conv_args, args); }
 
 std::string shape_error(const std::string& shape) { return error_of({"--shape", shape.c_str()}); }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 std::string str(long long v) { return std::to_string(v); }
 

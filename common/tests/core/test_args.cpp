@@ -4,11 +4,13 @@
 
 #include "tut/core/args.hpp"
 
+#include "../args_helpers.hpp"
+
 using tut::ArgError;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 }  // namespace
 

@@ -6,28 +6,19 @@
 
 #include "tut/gemm/args.hpp"
 
+#include "../args_helpers.hpp"
+
 using tut::ArgError;
 using tut::GemmOptions;
 
 namespace {
 
-GemmOptions parse(std::initializer_list<const char*> args) {
-  std::vector<const char*> argv{"prog"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return tut::parse_gemm_args(static_cast<int>(argv.size()), argv.data());
-}
+GemmOptions parse(std::initializer_list<const char*> args) { return test::parse_list(tut::parse_gemm_args, args); }
 
 // The message of the ArgError that parsing `args` raises ("" when none is raised).
-std::string error_of(std::initializer_list<const char*> args) {
-  try {
-    parse(args);
-  } catch (const ArgError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(std::initializer_list<const char*> args) { return test::error_of(tut::parse_gemm_args, args); }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using test::contains;
 
 }  // namespace
 
