@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -111,4 +113,108 @@ TEST_CASE("npy file: a 1-D array") {
   std::remove(path.c_str());
   CHECK_THROWS_AS(tut::write_npy_f32("/nonexistent/dir/v.npy", v.data(), std::vector<long long>{7}),
                   std::runtime_error);
+}
+
+TEST_CASE("npy header: the float32 header byte for byte, and the one header builder for every type") {
+  // Magic, version 1.0, the length 118 (little-endian), the dict, spaces and '\n' to 128 bytes.
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5), }";
+  const std::string want = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict +
+                           std::string(128 - 10 - dict.size() - 1, ' ') + "\n";
+  CHECK(tut::npy_header_f32(3, 5) == want);
+  CHECK(tut::npy_header(tut::NpyType::F32, std::vector<long long>{3, 5}) == want);
+
+  const struct {
+    tut::NpyType type;
+    const char* descr;
+    std::size_t size;
+  } types[] = {{tut::NpyType::F32, "<f4", 4}, {tut::NpyType::F64, "<f8", 8},
+               {tut::NpyType::I32, "<i4", 4}, {tut::NpyType::I64, "<i8", 8}};
+  for (const auto& t : types) {
+    CHECK(std::string(tut::npy_descr(t.type)) == t.descr);
+    CHECK(tut::npy_item_size(t.type) == t.size);
+    const std::string h = tut::npy_header(t.type, std::vector<long long>{281903, 16});
+    CHECK(h.size() % 64 == 0);
+    CHECK(header_len(h) == h.size() - 10);
+    CHECK(h.find(std::string("'descr': '") + t.descr + "'") != std::string::npos);
+    CHECK(h.find("'shape': (281903, 16)") != std::string::npos);
+    // The float32 header with only the descr changed.
+    std::string as_f32 = h;
+    as_f32.replace(as_f32.find(t.descr), 3, "<f4");
+    CHECK(as_f32 == tut::npy_header_f32(std::vector<long long>{281903, 16}));
+  }
+}
+
+TEST_CASE("npy element types follow the C++ type") {
+  static_assert(tut::npy_type_of<float>() == tut::NpyType::F32, "float");
+  static_assert(tut::npy_type_of<const double>() == tut::NpyType::F64, "double");
+  static_assert(tut::npy_type_of<int>() == tut::NpyType::I32, "int");
+  static_assert(tut::npy_type_of<std::int32_t>() == tut::NpyType::I32, "int32_t");
+  static_assert(tut::npy_type_of<long long>() == tut::NpyType::I64, "long long");
+  static_assert(tut::npy_type_of<std::int64_t>() == tut::NpyType::I64, "int64_t");
+  CHECK(tut::npy_type_of<long>() == (sizeof(long) == 8 ? tut::NpyType::I64 : tut::NpyType::I32));
+}
+
+TEST_CASE("npy file: float64, int32 and int64 arrays, header then the data") {
+  const std::vector<double> d{1.0 / 3, -2.5, 1e300, -0.0, 4.9e-324, 6.0};  // a (2, 3) matrix
+  const std::string pd = unique_npy_path("f8.npy");
+  tut::write_npy(pd, d.data(), std::vector<long long>{2, 3});
+  std::string bytes = slurp_binary(pd);
+  std::string h = tut::npy_header(tut::NpyType::F64, std::vector<long long>{2, 3});
+  CHECK(h.find("'descr': '<f8'") != std::string::npos);
+  REQUIRE(bytes.size() == h.size() + d.size() * 8);
+  CHECK(bytes.compare(0, h.size(), h) == 0);
+  CHECK(std::memcmp(bytes.data() + h.size(), d.data(), d.size() * 8) == 0);
+  std::remove(pd.c_str());
+
+  const std::vector<int> indptr{0, 2, 3, 7};  // a CSR matrix's row pointers
+  const std::string pi = unique_npy_path("i4.npy");
+  tut::write_npy(pi, indptr.data(), std::vector<long long>{4});
+  bytes = slurp_binary(pi);
+  h = tut::npy_header(tut::NpyType::I32, std::vector<long long>{4});
+  CHECK(h.find("'descr': '<i4', 'fortran_order': False, 'shape': (4,)") != std::string::npos);
+  REQUIRE(bytes.size() == h.size() + 16);
+  CHECK(bytes.compare(0, h.size(), h) == 0);
+  CHECK(std::memcmp(bytes.data() + h.size(), indptr.data(), 16) == 0);
+  std::remove(pi.c_str());
+
+  const std::vector<long long> big{-1, 3000000000LL, 1LL << 40};
+  const std::string pl = unique_npy_path("i8.npy");
+  tut::write_npy(pl, big.data(), std::vector<long long>{3, 1});
+  bytes = slurp_binary(pl);
+  h = tut::npy_header(tut::NpyType::I64, std::vector<long long>{3, 1});
+  CHECK(h.find("'descr': '<i8'") != std::string::npos);
+  REQUIRE(bytes.size() == h.size() + 24);
+  CHECK(std::memcmp(bytes.data() + h.size(), big.data(), 24) == 0);
+  std::remove(pl.c_str());
+}
+
+TEST_CASE("npy file: a strided float64 matrix skips the padding; the float32 writers give the same bytes") {
+  const std::vector<double> m{1, 2, -1, 3, 4, -1};  // 2x2 with ld = 3
+  const std::string pm = unique_npy_path("f8ld.npy");
+  tut::write_npy(pm, m.data(), 2, 2, 3);
+  const std::string bytes = slurp_binary(pm);
+  const std::string h = tut::npy_header(tut::NpyType::F64, std::vector<long long>{2, 2});
+  REQUIRE(bytes.size() == h.size() + 4 * 8);
+  double back[4];
+  std::memcpy(back, bytes.data() + h.size(), sizeof back);
+  CHECK(back[0] == 1);
+  CHECK(back[1] == 2);
+  CHECK(back[2] == 3);
+  CHECK(back[3] == 4);
+  std::remove(pm.c_str());
+
+  const std::vector<float> f{1, 2, -1, 3, 4, -1, 5, 6, -1};
+  const std::string p1 = unique_npy_path("f4a.npy"), p2 = unique_npy_path("f4b.npy");
+  tut::write_npy_f32(p1, f.data(), 3, 2, 3);
+  tut::write_npy(p2, f.data(), 3, 2, 3);
+  CHECK(slurp_binary(p1) == slurp_binary(p2));
+  tut::write_npy_f32(p1, f.data(), std::vector<long long>{3, 3});
+  tut::write_npy(p2, tut::NpyType::F32, f.data(), std::vector<long long>{3, 3});
+  CHECK(slurp_binary(p1) == slurp_binary(p2));
+  std::remove(p1.c_str());
+  std::remove(p2.c_str());
+
+  CHECK_THROWS_AS(tut::write_npy(pm, m.data(), 2, 3, 2), std::invalid_argument);  // ld < cols
+  CHECK_THROWS_AS(tut::write_npy(pm, m.data(), std::vector<long long>{2, -3}), std::invalid_argument);
+  CHECK_THROWS_AS(tut::write_npy("/nonexistent/dir/d.npy", m.data(), std::vector<long long>{6}), std::runtime_error);
 }

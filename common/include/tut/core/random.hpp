@@ -27,14 +27,21 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream);
 
 // Uniform values in (-1, 1) on a grid of 2^-23, never exactly zero.
 void fill_uniform(float* x, std::size_t n, std::uint64_t seed);
+// The float64 version (Part III): a grid of 2^-52, so the values use a double's whole mantissa. The
+// same draws as the float version: with the same seed each value lies within 2^-23 of the float one.
+// (Named, not overloaded, so that the float versions' names still denote one function each.)
+void fill_uniform_f64(double* x, std::size_t n, std::uint64_t seed);
 
 // Integers from {-3, -2, -1, 1, 2, 3}. A dot product of K of them stays below 9*K in magnitude,
 // so FP32 computes it exactly for K up to ~1.8 million in any order: any mismatch is a bug.
 void fill_small_ints(float* x, std::size_t n, std::uint64_t seed);
+// The float64 version: the same sequence for the same seed; exact in FP64 for K up to ~10^15.
+void fill_small_ints_f64(double* x, std::size_t n, std::uint64_t seed);
 
 // The two kinds of input every self-test uses: random reals (checked within a tolerance) and small
 // integers (checked exactly).
 enum class Inputs { Random, SmallInts };
 void fill(Inputs kind, float* x, std::size_t n, std::uint64_t seed);
+void fill(Inputs kind, double* x, std::size_t n, std::uint64_t seed);
 
 }  // namespace tut
