@@ -49,7 +49,6 @@ bool product_exceeds(const std::vector<std::int64_t>& factors) {
   return false;
 }
 
-std::string pair_text(int a, int b) { return a == b ? std::to_string(a) : std::to_string(a) + ":" + std::to_string(b); }
 
 const char* kShapeForm = "N,C,H,W,K,R,S[,pad[,stride[,dilation]]], each of the last three v or vh:vw";
 
@@ -67,10 +66,12 @@ void parse_pair(const std::string& text, const char* name, int lo, int hi, int& 
 
 }  // namespace
 
+std::string conv_pair_text(int h, int w) { return h == w ? std::to_string(h) : std::to_string(h) + ":" + std::to_string(w); }
+
 std::string ConvProblem::label() const {
   return std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
-         std::to_string(k) + "," + std::to_string(r) + "," + std::to_string(s) + "," + pair_text(pad_h, pad_w) + "," +
-         pair_text(stride_h, stride_w) + "," + pair_text(dil_h, dil_w);
+         std::to_string(k) + "," + std::to_string(r) + "," + std::to_string(s) + "," + conv_pair_text(pad_h, pad_w) + "," +
+         conv_pair_text(stride_h, stride_w) + "," + conv_pair_text(dil_h, dil_w);
 }
 
 void check_conv_problem(const ConvProblem& p, const std::string& flag) {

@@ -120,14 +120,12 @@ std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const C
   return out;
 }
 
-std::string pair_text(int a, int b) { return a == b ? std::to_string(a) : std::to_string(a) + ":" + std::to_string(b); }
-
 void print_problem(const ConvProblem& p, const std::string& label) {
   std::printf("problem: %s: y = conv(x, w), FP32; x %dx%dx%dx%d (NCHW), w %dx%dx%dx%d (KCRS) -> y %dx%dx%dx%d (NKPQ)\n",
               label.c_str(), p.n, p.c, p.h, p.w, p.k, p.c, p.r, p.s, p.n, p.k, p.p, p.q);
   std::printf("         pad %s, stride %s, dilation %s; implicit GEMM M = K = %d, N = N*P*Q = %d, K = C*R*S = %d\n",
-              pair_text(p.pad_h, p.pad_w).c_str(), pair_text(p.stride_h, p.stride_w).c_str(),
-              pair_text(p.dil_h, p.dil_w).c_str(), p.gemm_m(), p.gemm_n(), p.gemm_k());
+              conv_pair_text(p.pad_h, p.pad_w).c_str(), conv_pair_text(p.stride_h, p.stride_w).c_str(),
+              conv_pair_text(p.dil_h, p.dil_w).c_str(), p.gemm_m(), p.gemm_n(), p.gemm_k());
   std::printf("         %.4g GFLOP, at least %s moved (%.0f FLOP/byte)\n", p.flops() / 1e9,
               format_bytes(p.min_bytes()).c_str(), p.flops() / p.min_bytes());
 }
@@ -179,10 +177,6 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     std::printf("         %d algorithms from cuDNN's search, each timed below like the step:", lib.algorithms());
     for (int i = 0; i < lib.algorithms(); ++i) std::printf(" %s", lib.algorithm_name(i).c_str());
     std::printf("\n");
-  }
-  for (std::size_t i = 0; i < baselines.size(); ++i) {
-    std::printf("         baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
-                format_bytes(double(baselines[i].workspace)).c_str());
   }
   std::vector<float> ref;
   if (o.verify) ref = run_reference(lib, step, p, d, stream.s);
@@ -243,6 +237,11 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     }
   } else {
     for (const Baseline& b : baselines) tb.push_back(summarize(time_runs(b.run, nullptr, plan, flusher, stream.s)));
+  }
+  // The baselines are known only now for a plain step (the fastest of cuDNN's algorithms, as timed).
+  for (std::size_t i = 0; i < baselines.size(); ++i) {
+    std::printf("baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
+                format_bytes(double(baselines[i].workspace)).c_str());
   }
   std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
               o.warmup, o.iters);

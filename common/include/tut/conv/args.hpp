@@ -29,6 +29,9 @@ constexpr std::int64_t kMaxConvElems = 2147483647;
 // Parses "N,C,H,W,K,R,S[,pad[,stride[,dilation]]]"; pad, stride and dilation each "v" (both axes)
 // or "vh:vw" (height, width). Throws ArgError naming --shape and the valid range.
 ConvProblem parse_conv_shape(const std::string& text);
+// A per-axis pair as --shape writes it: "v" when both axes agree, else "vh:vw".
+std::string conv_pair_text(int h, int w);
+
 // Throws ArgError (naming `flag`) unless p has an output and fits 32-bit indexing.
 void check_conv_problem(const ConvProblem& p, const std::string& flag);
 
