@@ -10,7 +10,7 @@
 #include "tut/gemm/harness.cuh"
 
 #if TUT_HAVE_CUDNN
-#include <cudnn.h>
+#include "tut/core/cudnn.cuh"
 #endif
 
 namespace tut {
@@ -85,14 +85,6 @@ void Im2colCublasConv::run_fused(const float* x, const float* w, const float* bi
 
 namespace {
 
-void cudnn_check(cudnnStatus_t st, const char* expr, const char* file, int line) {
-  if (st != CUDNN_STATUS_SUCCESS) {
-    throw CudaError(std::string("cuDNN error ") + cudnnGetErrorString(st) + " in " + expr + " at " + file + ":" +
-                    std::to_string(line));
-  }
-}
-#define TUT_CUDNN_CHECK(expr) cudnn_check((expr), #expr, __FILE__, __LINE__)
-
 const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
   switch (a) {
     case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
@@ -105,17 +97,6 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
     case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
     default: return "UNKNOWN";
   }
-}
-
-// One handle for the process (creating one loads cuDNN's kernels: slow to repeat per problem).
-cudnnHandle_t cudnn_handle() {
-  struct Holder {
-    cudnnHandle_t h = nullptr;
-    Holder() { TUT_CUDNN_CHECK(cudnnCreate(&h)); }
-    ~Holder() { cudnnDestroy(h); }
-  };
-  static Holder holder;
-  return holder.h;
 }
 
 struct Algo {
@@ -232,8 +213,7 @@ ConvLibrary::~ConvLibrary() = default;
 bool ConvLibrary::have_cudnn() { return true; }
 
 std::string ConvLibrary::version() {
-  const std::size_t v = cudnnGetVersion();  // major*10000 + minor*100 + patch (cuDNN 9)
-  return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+  return cudnn_version_text();
 }
 
 std::string ConvLibrary::fused_name() const {

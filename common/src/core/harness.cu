@@ -82,18 +82,20 @@ void check_output_paths(const CommonOptions& o) {
 }
 
 void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
-                        double min_bytes, double peak_gflops, int name_width) {
+                        double min_bytes, double peak_gflops, int name_width, double copy_gbps) {
   auto gflops = [&](double ms) { return flops / (ms * 1e-3) / 1e9; };
   std::printf("%-*s %28s %9s", name_width, "step", "time ms: median [min, max]", "TFLOP/s");
   for (const RatioColumn& c : ratios) std::printf(" %9s", c.header.c_str());
-  std::printf(" %8s %9s\n", "% peak", "GB/s");
+  std::printf(" %8s %9s\n", copy_gbps > 0 ? "% copy" : "% peak", "GB/s");
   for (const TimedRow& r : rows) {
     char range[64];
     std::snprintf(range, sizeof range, "%.4g [%.4g, %.4g]", r.t.median, r.t.min, r.t.max);
     std::printf("%-*s %28s %9.2f", name_width, r.name.c_str(), range, gflops(r.t.median) / 1e3);
     for (const RatioColumn& c : ratios) std::printf(" %8.1f%%", 100.0 * c.ref_ms / r.t.median);
-    std::printf(" %7.1f%% %9.1f\n", peak_gflops > 0 ? 100.0 * gflops(r.t.median) / peak_gflops : 0.0,
-                min_bytes / (r.t.median * 1e-3) / 1e9);
+    const double gbps = min_bytes / (r.t.median * 1e-3) / 1e9;
+    const double pct = copy_gbps > 0 ? 100.0 * gbps / copy_gbps
+                                     : (peak_gflops > 0 ? 100.0 * gflops(r.t.median) / peak_gflops : 0.0);
+    std::printf(" %7.1f%% %9.1f\n", pct, gbps);
   }
   std::printf("\n");
 }

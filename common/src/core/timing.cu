@@ -70,4 +70,17 @@ std::vector<double> time_runs(const std::function<void(cudaStream_t)>& launch,
   return ms;
 }
 
+CopyBandwidth measure_copy_bandwidth(std::size_t bytes, const TimingPlan& plan, L2Flusher& flusher, cudaStream_t stream) {
+  DeviceBuffer<char> src(bytes), dst(bytes);
+  TUT_CUDA_CHECK(cudaMemsetAsync(src.data(), 0, bytes, stream));
+  CopyBandwidth c;
+  c.bytes = bytes;
+  c.t = summarize(time_runs(
+      [&](cudaStream_t s) {
+        TUT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
+      },
+      nullptr, plan, flusher, stream));
+  return c;
+}
+
 }  // namespace tut

@@ -25,6 +25,9 @@ struct ResultRow {
   std::string part;                    // the family: "gemm", "conv", ...
   std::string alt_baseline;            // a second baseline timed in the same process (empty: none)
   double alt_baseline_time_ms = 0;     // its median; written empty when alt_baseline is empty
+  double copy_gbps = 0;                // the device-to-device copy bandwidth measured in the same
+                                       // process (bytes read + written per second); 0: not measured,
+                                       // written empty (families that are not bandwidth-bound)
 };
 
 // The header, in order.

@@ -65,7 +65,9 @@ void require_memory(std::size_t needed, const DeviceInfo& dev, const std::string
 void check_output_paths(const CommonOptions& o);
 
 // The timing table: one row per step or baseline, with one "% <ref>" column per ratio (the
-// reference's median over the row's). `name_width`: the first column's width.
+// reference's median over the row's), the rate against the FP32 FMA peak ("% peak") and GB/s from
+// min_bytes. `name_width`: the first column's width. With copy_gbps > 0 (a bandwidth-bound family)
+// the "% peak" column becomes "% copy": GB/s against the measured copy bandwidth.
 struct TimedRow {
   std::string name;
   TimeStats t;
@@ -75,7 +77,7 @@ struct RatioColumn {
   double ref_ms;
 };
 void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
-                        double min_bytes, double peak_gflops, int name_width = 32);
+                        double min_bytes, double peak_gflops, int name_width = 32, double copy_gbps = 0);
 
 // A CSV row with everything but the baselines filled in: device, step, problem, the step's times
 // and rates, the verification result (`vr` is ignored when o.verify is false), iterations.

@@ -38,4 +38,16 @@ std::vector<double> time_runs(const std::function<void(cudaStream_t)>& launch,
                               const std::function<void(cudaStream_t)>& before_each, const TimingPlan& plan,
                               L2Flusher& flusher, cudaStream_t stream);
 
+// The device-to-device copy bandwidth, the ceiling of a bandwidth-bound step (docs/measuring.md):
+// cudaMemcpyAsync of `bytes` from one buffer to another, timed like a step (plan, L2 flushed),
+// rate = bytes read + bytes written over the median time. kCopyProbeBytes is large enough that the
+// copy streams from DRAM (5x the H100's L2) and small enough to sit beside any problem.
+constexpr std::size_t kCopyProbeBytes = std::size_t(256) << 20;
+struct CopyBandwidth {
+  std::size_t bytes = 0;  // copied (read once, written once)
+  TimeStats t;
+  double gbps() const { return t.median > 0 ? 2.0 * double(bytes) / (t.median * 1e-3) / 1e9 : 0.0; }
+};
+CopyBandwidth measure_copy_bandwidth(std::size_t bytes, const TimingPlan& plan, L2Flusher& flusher, cudaStream_t stream);
+
 }  // namespace tut

@@ -1,0 +1,546 @@
+// The GCN adapter (design.md, "The harness"): the graph and its flags, seeded inputs, the library
+// (cuBLAS, cuSPARSE, cuDNN) and CPU float64 references, poisoned output, verification, the
+// benchmark in GB/s against the copy bandwidth measured in the same run, and the self-test.
+// Everything a family does the same way is in core/.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tut/core/device_buffer.cuh"
+#include "tut/core/harness.cuh"
+#include "tut/core/npy.hpp"
+#include "tut/core/random.hpp"
+#include "tut/core/timing.cuh"
+#include "tut/gcn/args.hpp"
+#include "tut/gcn/harness.cuh"
+#include "tut/gcn/library.cuh"
+#include "tut/gcn/reference.hpp"
+
+namespace tut {
+
+namespace {
+
+const char* kind_text(GcnKind k) {
+  switch (k) {
+    case GcnKind::Xw: return "skinny GEMM: out = X W";
+    case GcnKind::Spmm: return "SpMM: out = A_hat Z";
+    case GcnKind::LogSoftmax: return "LogSoftmax: out = log_softmax(Z), per row";
+    case GcnKind::Layer: return "GCN layer: out = log_softmax(A_hat (X W) + b)";
+  }
+  return "?";
+}
+
+bool uses_x(GcnKind k) { return k == GcnKind::Xw || k == GcnKind::Layer; }
+bool uses_graph(GcnKind k) { return k == GcnKind::Spmm || k == GcnKind::Layer; }
+bool uses_z(GcnKind k) { return k == GcnKind::Spmm || k == GcnKind::LogSoftmax; }
+
+StepCost step_cost(GcnKind k, const GcnProblem& p) {
+  switch (k) {
+    case GcnKind::Xw: return xw_cost(p.v, p.f_in, p.f_out);
+    case GcnKind::Spmm: return spmm_cost(p.v, p.nnz, p.f_out);
+    case GcnKind::LogSoftmax: return bias_log_softmax_cost(p.v, p.f_out, false);
+    case GcnKind::Layer: return gcn_layer_cost(p.v, p.nnz, p.f_in, p.f_out);
+  }
+  return {};
+}
+
+GcnProblem problem_of(const Csr& a, int f_in, int f_out) { return GcnProblem{a.rows, a.nnz(), f_in, f_out}; }
+
+// The step's inputs on the host: what its kind reads (the rest stays empty).
+struct HostInputs {
+  std::vector<double> x, w, b, z;
+};
+
+HostInputs make_inputs(GcnKind k, const GcnProblem& p, Inputs kind, std::uint64_t seed) {
+  HostInputs h;
+  if (uses_x(k)) {
+    h.x.resize(std::size_t(p.v) * std::size_t(p.f_in));
+    h.w.resize(std::size_t(p.f_in) * std::size_t(p.f_out));
+    fill(kind, h.x.data(), h.x.size(), derive_seed(seed, 0));
+    fill(kind, h.w.data(), h.w.size(), derive_seed(seed, 1));
+  }
+  if (k == GcnKind::Layer) {
+    h.b.resize(std::size_t(p.f_out));
+    fill(kind, h.b.data(), h.b.size(), derive_seed(seed, 2));
+  }
+  if (uses_z(k)) {
+    h.z.resize(std::size_t(p.v) * std::size_t(p.f_out));
+    fill(kind, h.z.data(), h.z.size(), derive_seed(seed, 3));
+  }
+  return h;
+}
+
+// Device copies of A_hat (for the kinds that use it), the inputs, the output and the workspace.
+struct DeviceData {
+  DeviceBuffer<int> indptr, indices;
+  DeviceBuffer<double> values, x, w, b, z, out;
+  DeviceBuffer<char> workspace;
+  int rows = 0;
+  long long nnz = 0;
+  DeviceData(GcnKind k, const Csr& a, const GcnProblem& p, const HostInputs& h, std::size_t workspace_bytes)
+      : x(h.x.size()), w(h.w.size()), b(h.b.size()), z(h.z.size()), out(std::size_t(p.v) * std::size_t(p.f_out)),
+        workspace(workspace_bytes), rows(a.rows), nnz(a.nnz()) {
+    if (uses_graph(k)) {
+      indptr = DeviceBuffer<int>(a.indptr.size());
+      indices = DeviceBuffer<int>(a.indices.size());
+      values = DeviceBuffer<double>(a.values.size());
+      indptr.upload(a.indptr.data());
+      indices.upload(a.indices.data());
+      values.upload(a.values.data());
+    }
+    if (x.size()) x.upload(h.x.data());
+    if (w.size()) w.upload(h.w.data());
+    if (b.size()) b.upload(h.b.data());
+    if (z.size()) z.upload(h.z.data());
+  }
+  DeviceCsr csr() const { return DeviceCsr{rows, rows, nnz, indptr.data(), indices.data(), values.data()}; }
+  GcnArgs args() {
+    GcnArgs g;
+    g.x = x.size() ? x.data() : nullptr;
+    g.w = w.size() ? w.data() : nullptr;
+    g.b = b.size() ? b.data() : nullptr;
+    if (indptr.size()) g.a = csr();
+    g.z = z.size() ? z.data() : nullptr;
+    g.out = out.data();
+    g.workspace = workspace.size() ? workspace.data() : nullptr;
+    return g;
+  }
+};
+
+std::size_t step_workspace(const GcnStep& step, const GcnProblem& p) {
+  return step.workspace_bytes ? step.workspace_bytes(p) : 0;
+}
+
+// Device bytes of a run: the inputs, the output (and a reference copy), A_hat, the step's
+// workspace, the library's temporaries (two V x F_out for the layer pipeline, one for a reference)
+// and the copy probe's two buffers.
+std::size_t device_bytes(GcnKind k, const GcnProblem& p, std::size_t workspace) {
+  const std::size_t vo = std::size_t(p.v) * std::size_t(p.f_out);
+  std::size_t doubles = 2 * vo;  // out, the reference's output
+  if (uses_x(k)) doubles += std::size_t(p.v) * std::size_t(p.f_in) + std::size_t(p.f_in) * p.f_out + p.f_out;
+  if (uses_z(k)) doubles += vo;
+  if (k == GcnKind::Layer) doubles += 2 * vo;
+  std::size_t bytes = doubles * sizeof(double) + workspace;
+  if (uses_graph(k)) bytes += std::size_t(p.v + 1) * 4 + std::size_t(p.nnz) * 12;
+  return bytes;
+}
+
+const char* refusal(const GcnStep& step, const GcnProblem& p) { return step.refuses ? step.refuses(p) : nullptr; }
+
+// The CPU float64 reference of the step's piece.
+std::vector<double> cpu_reference(GcnKind k, const Csr& a, const GcnProblem& p, const HostInputs& h) {
+  std::vector<double> ref(std::size_t(p.v) * std::size_t(p.f_out));
+  switch (k) {
+    case GcnKind::Xw: xw_cpu_f64(p.v, p.f_in, p.f_out, h.x.data(), h.w.data(), ref.data()); break;
+    case GcnKind::Spmm: spmm_cpu_f64(a, p.f_out, h.z.data(), ref.data()); break;
+    case GcnKind::LogSoftmax:
+      ref = h.z;
+      bias_log_softmax_cpu_f64(p.v, p.f_out, nullptr, ref.data());
+      break;
+    case GcnKind::Layer: gcn_layer_cpu_f64(a, p.f_in, p.f_out, h.x.data(), h.w.data(), h.b.data(), ref.data()); break;
+  }
+  return ref;
+}
+
+VerifyResult verify_step(GcnKind k, const Csr& a, const GcnProblem& p, const HostInputs& h, const double* out,
+                         const double* ref, Match match) {
+  switch (k) {
+    case GcnKind::Xw: return verify_xw(p.v, p.f_in, p.f_out, h.x.data(), h.w.data(), out, ref, match);
+    case GcnKind::Spmm: return verify_spmm(a, p.f_out, h.z.data(), out, ref, match);
+    case GcnKind::LogSoftmax: return verify_bias_log_softmax(p.v, p.f_out, h.z.data(), nullptr, out, ref);
+    case GcnKind::Layer: return verify_gcn_layer(a, p.f_in, p.f_out, h.x.data(), h.w.data(), h.b.data(), out, ref);
+  }
+  return {};
+}
+
+// The library's result for the step's piece (SpMM algorithm `alg` for the kinds that use one).
+void run_library(GcnLibrary& lib, GcnKind k, int alg, const GcnArgs& g, double* out, cudaStream_t s) {
+  switch (k) {
+    case GcnKind::Xw: lib.xw(g.x, g.w, out, s); break;
+    case GcnKind::Spmm: lib.spmm(alg, g.z, out, s); break;
+    case GcnKind::LogSoftmax: lib.log_softmax(g.z, out, s); break;
+    case GcnKind::Layer: lib.layer(alg, g.x, g.w, g.b, out, s); break;
+  }
+}
+
+std::vector<double> download(const DeviceBuffer<double>& d) {
+  std::vector<double> v(d.size());
+  d.download(v.data());
+  return v;
+}
+
+std::vector<double> run_step_once(const GcnStep& step, const GcnProblem& p, DeviceData& d, cudaStream_t s) {
+  d.out.fill_bytes(0xFF, s);  // NaN: an element the step does not write fails verification
+  step.launch(p, d.args(), s);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return download(d.out);
+}
+
+std::vector<double> run_library_once(GcnLibrary& lib, GcnKind k, int alg, DeviceData& d, cudaStream_t s) {
+  DeviceBuffer<double> out(d.out.size());
+  out.fill_bytes(0xFF, s);
+  run_library(lib, k, alg, d.args(), out.data(), s);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return download(out);
+}
+
+// The graph a run uses, A_hat built from it.
+struct GraphData {
+  std::string name, description;
+  Csr a;
+};
+
+GraphData make_graph(const GcnOptions& o) {
+  EdgeList g = o.graph_file.empty() ? rmat_graph(o.nodes, o.edges, o.rmat_seed) : load_snap(o.graph_file);
+  check_gcn_sizes(g.nodes, o.f_in, o.f_out, o.graph_file.empty() ? "--nodes" : "--graph");
+  GraphData d;
+  d.name = g.name;
+  d.description = describe(g);
+  d.a = normalized_adjacency(g);
+  return d;
+}
+
+void print_problem(const GcnStep& step, const GraphData& g, const GcnProblem& p, const GcnOptions& o) {
+  const StepCost c = step_cost(step.kind, p);
+  std::printf("problem: %s, FP64\n", kind_text(step.kind));
+  std::printf("graph:   %s: %s%s; A_hat = D^-1/2 (A + I) D^-1/2 in CSR: %d rows, %lld entries (%.2f per row)\n",
+              g.name.c_str(), g.description.c_str(),
+              o.graph_file.empty() ? (" (R-MAT a,b,c,d = 0.57,0.19,0.19,0.05, seed " + std::to_string(o.rmat_seed) + ")").c_str()
+                                   : "",
+              p.v, p.nnz, double(p.nnz) / p.v);
+  if (uses_graph(step.kind)) {
+    const DegreeStats s = degree_stats(g.a);
+    std::printf("         %s\n", describe(s).c_str());
+  }
+  std::printf("sizes:   V = %d, F_in = %d, F_out = %d; %.4g GFLOP, at least %s moved (%.2f FLOP/byte)\n", p.v, p.f_in,
+              p.f_out, c.flops / 1e9, format_bytes(c.bytes).c_str(), c.flops / c.bytes);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark: one problem, verified, timed against the library.
+
+struct Baseline {
+  std::string name;
+  TimeStats t;
+};
+
+int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& dev) {
+  check_output_paths(o);
+  const GraphData g = make_graph(o);
+  const GcnProblem p = problem_of(g.a, o.f_in, o.f_out);
+  if (const char* why = refusal(step, p)) throw ArgError(std::string(why) + " [" + step.name + "]");
+  const std::size_t ws = step_workspace(step, p);
+  require_memory(device_bytes(step.kind, p, ws) + 2 * kCopyProbeBytes, dev, g.name, o.graph_file.empty() ? "--nodes/--edges/--in/--out" : "--graph/--in/--out");
+  print_problem(step, g, p, o);
+  if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
+  std::fflush(stdout);
+
+  Stream stream;
+  const HostInputs h = make_inputs(step.kind, p, Inputs::Random, o.seed);
+  DeviceData d(step.kind, g.a, p, h, ws);
+  const GcnArgs args = d.args();
+  // The step first, once, on a poisoned output: with --no-verify its kernels are the process's
+  // first (make profile relies on it); then the library.
+  const std::vector<double> out = run_step_once(step, p, d, stream.s);
+  DeviceBuffer<double> lib_out(d.out.size());
+  GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : lib_out.data(), lib_out.data(), step.kind == GcnKind::Layer,
+                 stream.s);
+  std::printf("library: %s; FP64\n", GcnLibrary::version().c_str());
+  if (uses_graph(step.kind)) {
+    std::printf("         cuSPARSE SpMM, CSR, row-major dense matrices: %d algorithms, each timed below like the step;"
+                " cusparseSpMM_preprocess done once per algorithm, outside the timed runs:", lib.spmm_algorithms());
+    for (int i = 0; i < lib.spmm_algorithms(); ++i) {
+      std::printf(" %s (buffer %s)", lib.spmm_algorithm_name(i).c_str(), format_bytes(double(lib.spmm_buffer_bytes(i))).c_str());
+    }
+    std::printf("\n");
+  }
+  std::vector<double> ref;
+  VerifyResult vr;
+  if (o.verify) {
+    ref = run_library_once(lib, step.kind, lib.spmm_default(), d, stream.s);
+    vr = verify_step(step.kind, g.a, p, h, out.data(), ref.data(), Match::Rounded);
+    const std::string against = step.kind == GcnKind::Xw           ? GcnLibrary::xw_name()
+                                : step.kind == GcnKind::Spmm       ? "cuSPARSE " + lib.spmm_algorithm_name(lib.spmm_default())
+                                : step.kind == GcnKind::LogSoftmax ? lib.log_softmax_name()
+                                                                   : lib.layer_name(lib.spmm_default());
+    std::printf("check: against %s: %s\n", against.c_str(), vr.summary().c_str());
+    std::fputs(vr.details().c_str(), stdout);
+  } else {
+    std::printf("check: skipped (--no-verify)\n");
+  }
+  if (!o.dump.empty()) {
+    const long long v = p.v;
+    std::string files;
+    auto put = [&](const char* name, const std::vector<double>& a, std::vector<long long> shape) {
+      write_npy(o.dump + "/" + name, a.data(), shape);
+      files += std::string(files.empty() ? "" : " ") + name;
+    };
+    if (uses_x(step.kind)) {
+      put("x.npy", h.x, {v, p.f_in});
+      put("w.npy", h.w, {p.f_in, p.f_out});
+    }
+    if (!h.b.empty()) put("b.npy", h.b, {p.f_out});
+    if (uses_z(step.kind)) put("z.npy", h.z, {v, p.f_out});
+    put("out.npy", out, {v, p.f_out});
+    if (o.verify) put("ref.npy", ref, {v, p.f_out});
+    if (uses_graph(step.kind)) {
+      write_npy(o.dump + "/indptr.npy", g.a.indptr.data(), std::vector<long long>{v + 1});
+      write_npy(o.dump + "/indices.npy", g.a.indices.data(), std::vector<long long>{p.nnz});
+      write_npy(o.dump + "/values.npy", g.a.values.data(), std::vector<long long>{p.nnz});
+      files += " indptr.npy indices.npy values.npy";
+    }
+    std::printf("dump: %s written to %s\n", files.c_str(), o.dump.c_str());
+  }
+  std::fflush(stdout);
+
+  // Timing: the copy probe, the step and every baseline, the same way, in the same process.
+  L2Flusher flusher(dev.l2_bytes);
+  const TimingPlan plan{o.warmup, o.iters};
+  const CopyBandwidth copy = measure_copy_bandwidth(kCopyProbeBytes, plan, flusher, stream.s);
+  const TimeStats ts =
+      summarize(time_runs([&](cudaStream_t s) { step.launch(p, args, s); }, nullptr, plan, flusher, stream.s));
+  double* lo = lib_out.data();
+  auto time_lib = [&](const std::function<void(cudaStream_t)>& run) {
+    return summarize(time_runs(run, nullptr, plan, flusher, stream.s));
+  };
+  std::vector<Baseline> baselines;  // [0] the headline baseline, [1] the second (if any)
+  std::vector<TimedRow> extra;      // pieces shown for information
+  int best = lib.spmm_default();
+  if (uses_graph(step.kind)) {
+    // Every SpMM algorithm, timed on the step's input (Spmm) or on a V x F_out matrix (Layer).
+    DeviceBuffer<double> zin(d.z.size() ? 0 : d.out.size());
+    const double* z = d.z.size() ? d.z.data() : zin.data();
+    if (zin.size()) zin.fill_bytes(0, stream.s);
+    std::vector<TimeStats> at;
+    for (int i = 0; i < lib.spmm_algorithms(); ++i) {
+      at.push_back(time_lib([&lib, i, z, lo](cudaStream_t s) { lib.spmm(i, z, lo, s); }));
+      if (at.back().median < at[std::size_t(best)].median) best = i;
+    }
+    std::printf("cuSPARSE SpMM algorithms (median ms):");
+    for (int i = 0; i < lib.spmm_algorithms(); ++i) {
+      std::printf(" %s %.4g%s", lib.spmm_algorithm_name(i).c_str(), at[std::size_t(i)].median, i == best ? " (fastest)" : "");
+    }
+    std::printf("\n");
+    if (step.kind == GcnKind::Spmm) {
+      baselines.push_back({"cuSPARSE fastest CSR (" + lib.spmm_algorithm_name(best) + ")", at[std::size_t(best)]});
+      baselines.push_back({"cuSPARSE CSR default (" + lib.spmm_algorithm_name(lib.spmm_default()) + ")",
+                           at[std::size_t(lib.spmm_default())]});
+    } else {
+      baselines.push_back({lib.layer_name(best), time_lib([&lib, best, args, lo](cudaStream_t s) {
+                             lib.layer(best, args.x, args.w, args.b, lo, s);
+                           })});
+      // The pipeline's pieces, each timed alone, for the reader to see where its time goes.
+      DeviceBuffer<double> hbuf(d.out.size());
+      double* hb = hbuf.data();
+      extra.push_back({"  piece: " + GcnLibrary::xw_name(),
+                       time_lib([&lib, args, hb](cudaStream_t s) { lib.xw(args.x, args.w, hb, s); })});
+      extra.push_back({"  piece: cuSPARSE " + lib.spmm_algorithm_name(best), at[std::size_t(best)]});
+      extra.push_back({"  piece: " + lib.log_softmax_name() + " (no bias)",
+                       time_lib([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s); })});
+    }
+  } else if (step.kind == GcnKind::Xw) {
+    baselines.push_back({GcnLibrary::xw_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.xw(args.x, args.w, lo, s); })});
+  } else {
+    baselines.push_back({lib.log_softmax_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s); })});
+  }
+  std::printf("copy:   cudaMemcpyAsync device to device of %s: %.4g ms median, %.1f GB/s (bytes read + written)\n",
+              format_bytes(double(copy.bytes)).c_str(), copy.t.median, copy.gbps());
+  const StepCost c = step_cost(step.kind, p);
+  const double floor_ms = c.bytes / (copy.gbps() * 1e9) * 1e3;
+  std::printf("floor:  the minimum bytes at the copy bandwidth: %.4g ms; this step takes %.2fx that\n", floor_ms,
+              ts.median / floor_ms);
+  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n", o.warmup,
+              o.iters);
+  std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
+  for (const Baseline& b : baselines) rows.push_back({b.name, b.t});
+  for (const TimedRow& r : extra) rows.push_back(r);
+  rows.push_back({"memory floor (min bytes at copy GB/s)", TimeStats{floor_ms, floor_ms, floor_ms}});
+  std::vector<RatioColumn> ratios;
+  const char* ref_header = step.kind == GcnKind::Xw           ? "% cuBLAS"
+                           : step.kind == GcnKind::Spmm       ? "% fastest"
+                           : step.kind == GcnKind::LogSoftmax ? "% library"
+                                                              : "% pipeline";
+  ratios.push_back({ref_header, baselines[0].t.median});
+  if (baselines.size() > 1) ratios.push_back({"% default", baselines[1].t.median});
+  int width = 36;
+  for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
+  print_timing_table(rows, ratios, c.flops, c.bytes, 0.0, width, copy.gbps());
+
+  ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gcn", g.name, p.v, p.f_out, p.f_in, ts, c.flops,
+                                c.bytes, vr);
+  r.pct_of_peak = 0;  // FP32 FMA peak: not this part's ceiling; copy_gbps is
+  r.peak_gflops = 0;
+  r.copy_gbps = copy.gbps();
+  r.baseline = baselines[0].name;
+  r.baseline_time_ms = baselines[0].t.median;
+  r.ratio_to_baseline = baselines[0].t.median / ts.median;
+  if (baselines.size() > 1) {
+    r.alt_baseline = baselines[1].name;
+    r.alt_baseline_time_ms = baselines[1].t.median;
+  }
+  write_result_row(o, r);
+  const bool verified = !o.verify || vr.passed;
+  if (!verified) std::printf("RESULT: verification FAILED\n");
+  return verified ? kOk : kVerifyFailed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The self-test: awkward graphs and the default one, against the CPU in float64.
+
+struct Case {
+  std::string what;
+  std::function<EdgeList()> graph;
+  bool large;  // skipped by --quick
+};
+
+EdgeList edge_list(const std::string& name, int nodes, std::vector<Edge> edges) {
+  EdgeList g;
+  g.name = name;
+  g.nodes = nodes;
+  g.edges = std::move(edges);
+  return g;
+}
+
+std::vector<Case> self_test_cases() {
+  std::vector<Case> cases;
+  cases.push_back({"V=1", [] { return edge_list("single", 1, {}); }, false});
+  cases.push_back({"isolated nodes", [] {
+                     // A triangle, one edge, and two nodes with no edges at all (rows of one entry: the diagonal).
+                     return edge_list("isolated", 7, {{0, 1}, {1, 2}, {2, 0}, {3, 4}});
+                   },
+                   false});
+  cases.push_back({"chain 1000", [] {
+                     std::vector<Edge> e;
+                     for (int i = 0; i + 1 < 1000; ++i) e.push_back({i, i + 1});
+                     return edge_list("chain", 1000, e);
+                   },
+                   false});
+  cases.push_back({"complete 33", [] {
+                     std::vector<Edge> e;
+                     for (int u = 0; u < 33; ++u)
+                       for (int v = 0; v < 33; ++v)
+                         if (u != v) e.push_back({u, v});
+                     return edge_list("complete33", 33, e);
+                   },
+                   false});
+  for (int n : {1500, 70001}) {
+    cases.push_back({"star " + std::to_string(n), [n] {
+                       // Every node points at node n / 2: one row of n entries (> 1024; > 65536 for the larger).
+                       std::vector<Edge> e;
+                       for (int u = 0; u < n; ++u)
+                         if (u != n / 2) e.push_back({u, n / 2});
+                       return edge_list("star" + std::to_string(n), n, e);
+                     },
+                     n > 10000});
+  }
+  cases.push_back({"R-MAT 1009/7919", [] { return rmat_graph(1009, 7919, 7); }, false});
+  cases.push_back({"R-MAT 30011/240007", [] { return rmat_graph(30011, 240007, 11); }, false});
+  cases.push_back({"default R-MAT", [] { return rmat_graph(kWebStanfordNodes, kWebStanfordEdges, kDefaultRmatSeed); }, true});
+  return cases;
+}
+
+struct Features {
+  int f_in, f_out;
+  bool small_only;  // only on the graphs --quick runs
+};
+const Features kFeatures[] = {{128, 16, false}, {19, 5, true}};
+
+int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& dev) {
+  std::printf("self-test %s (%s): %s; %s graphs x features {128 -> 16, 19 -> 5}; inputs %s; reference: CPU float64"
+              " (and the libraries checked against it)\n",
+              step.name, step.title, kind_text(step.kind), o.quick ? "small" : "all",
+              step.kind == GcnKind::Xw ? "integers (exact) and random (tolerance)" : "random (tolerance)");
+  Stream stream;
+  SelfTestTally tally;
+  std::uint64_t case_seed = o.seed;
+  for (const Case& c : self_test_cases()) {
+    if (o.quick && c.large) continue;
+    const EdgeList el = c.graph();
+    const Csr a = normalized_adjacency(el);
+    for (const Features& f : kFeatures) {
+      if (f.small_only && c.large) continue;
+      const GcnProblem p = problem_of(a, f.f_in, f.f_out);
+      char label[160];
+      std::snprintf(label, sizeof label, "%-20s V=%-6d nnz=%-8lld %3d -> %-3d", c.what.c_str(), p.v, p.nnz, p.f_in, p.f_out);
+      if (const char* why = refusal(step, p)) {
+        std::printf("SKIP  %s  (%s)\n", label, why);
+        ++tally.skipped;
+        continue;
+      }
+      const std::size_t ws = step_workspace(step, p);
+      std::vector<std::pair<Inputs, Match>> variants{{Inputs::Random, Match::Rounded}};
+      if (step.kind == GcnKind::Xw) variants.insert(variants.begin(), {Inputs::SmallInts, Match::Exact});
+      for (const auto& [inputs, match] : variants) {
+        ++case_seed;
+        require_memory(device_bytes(step.kind, p, ws), dev, c.what, "--self-test");
+        const HostInputs h = make_inputs(step.kind, p, inputs, case_seed);
+        DeviceData d(step.kind, a, p, h, ws);
+        const std::vector<double> ref = cpu_reference(step.kind, a, p, h);
+        // The libraries against the CPU: every SpMM algorithm for the kinds with a graph.
+        std::string notes;
+        bool ok = true;
+        {
+          DeviceBuffer<double> scratch(d.out.size());
+          GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : scratch.data(), scratch.data(), step.kind == GcnKind::Layer,
+                         stream.s);
+          const int algs = uses_graph(step.kind) ? lib.spmm_algorithms() : 1;
+          int lib_fail = 0;
+          for (int i = 0; i < algs; ++i) {
+            const std::vector<double> lo = run_library_once(lib, step.kind, i, d, stream.s);
+            const VerifyResult lv = verify_step(step.kind, a, p, h, lo.data(), ref.data(), match);
+            if (!lv.passed) {
+              ++lib_fail;
+              std::printf("      library (%s): %s\n%s", uses_graph(step.kind) ? lib.spmm_algorithm_name(i).c_str() : "",
+                          lv.summary().c_str(), lv.details().c_str());
+            }
+          }
+          notes = "; library vs CPU: " + std::string(lib_fail ? "FAILED" : "ok") +
+                  (uses_graph(step.kind) ? " (" + std::to_string(algs) + " SpMM algorithms)" : "");
+          ok = lib_fail == 0;
+        }
+        const std::vector<double> out = run_step_once(step, p, d, stream.s);
+        const VerifyResult vr = verify_step(step.kind, a, p, h, out.data(), ref.data(), match);
+        ok = ok && vr.passed;
+        tally.pass_or_fail(ok);
+        char detail[200];
+        if (match == Match::Exact) {
+          std::snprintf(detail, sizeof detail, "exact vs CPU: %zu of %zu differ", vr.mismatches, vr.checked);
+        } else {
+          std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs CPU", vr.rel_err, vr.tolerance);
+        }
+        std::printf("%s  %s %-6s  %s%s (out poisoned)\n", ok ? "PASS" : "FAIL", label,
+                    inputs == Inputs::Random ? "random" : "ints", detail, notes.c_str());
+        if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  return tally.finish({step.name, step.title});
+}
+
+class GcnFamily : public Family {
+ public:
+  explicit GcnFamily(const GcnStep& step) : step_(step) {}
+  CommonOptions parse(int argc, const char* const* argv) override {
+    o_ = parse_gcn_args(argc, argv);
+    return o_;
+  }
+  std::string usage(const std::string& program) const override { return gcn_usage(program); }
+  int self_test(const DeviceInfo& dev) override { return run_self_test(o_, step_, dev); }
+  int benchmark(const DeviceInfo& dev) override { return run_benchmark(o_, step_, dev); }
+
+ private:
+  GcnStep step_;
+  GcnOptions o_;
+};
+
+}  // namespace
+
+int gcn_main(int argc, char** argv, const GcnStep& step) {
+  GcnFamily family(step);
+  return harness_main(argc, argv, {step.name, step.title}, family);
+}
+
+}  // namespace tut
