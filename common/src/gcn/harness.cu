@@ -205,8 +205,8 @@ GraphData make_graph(const GcnOptions& o) {
 void print_problem(const GcnStep& step, const GraphData& g, const GcnProblem& p, const GcnOptions& o) {
   const StepCost c = step_cost(step.kind, p);
   std::printf("problem: %s, FP64\n", kind_text(step.kind));
-  std::printf("graph:   %s: %s%s; A_hat = D^-1/2 (A + I) D^-1/2 in CSR: %d rows, %lld entries (%.2f per row)\n",
-              g.name.c_str(), g.description.c_str(),
+  std::printf("graph:   %s%s; A_hat = D^-1/2 (A + I) D^-1/2 in CSR: %d rows, %lld entries (%.2f per row)\n",
+              g.description.c_str(),
               o.graph_file.empty() ? (" (R-MAT a,b,c,d = 0.57,0.19,0.19,0.05, seed " + std::to_string(o.rmat_seed) + ")").c_str()
                                    : "",
               p.v, p.nnz, double(p.nnz) / p.v);

@@ -100,34 +100,37 @@ GcnLibrary::GcnLibrary(const GcnProblem& p, const DeviceCsr& a, const double* z,
   Impl& m = *impl_;
   m.p = p;
   m.a = a;
-  TUT_CUSPARSE_CHECK(cusparseCreate(&m.sp));
-  TUT_CUSPARSE_CHECK(cusparseSetStream(m.sp, s));
-  TUT_CUSPARSE_CHECK(cusparseCreateCsr(&m.a_desc, a.rows, a.cols, a.nnz, const_cast<int*>(a.indptr),
-                                       const_cast<int*>(a.indices), const_cast<double*>(a.values), CUSPARSE_INDEX_32I,
-                                       CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
-  TUT_CUSPARSE_CHECK(cusparseCreateDnMat(&m.z_desc, a.cols, p.f_out, p.f_out, const_cast<double*>(z), CUDA_R_64F,
-                                         CUSPARSE_ORDER_ROW));
-  TUT_CUSPARSE_CHECK(cusparseCreateDnMat(&m.y_desc, a.rows, p.f_out, p.f_out, out, CUDA_R_64F, CUSPARSE_ORDER_ROW));
   const double one = 1.0, zero = 0.0;
-  // Every CSR algorithm that takes this problem (an algorithm that refuses row-major matrices or the
-  // shape says so through its status and is left out), each with its buffer, preprocessed once here.
-  for (const SpmmAlgorithm& alg : kSpmmAlgorithms) {
-    std::size_t bytes = 0;
-    if (cusparseSpMM_bufferSize(m.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                m.a_desc, m.z_desc, &zero, m.y_desc, CUDA_R_64F, alg.alg, &bytes) != CUSPARSE_STATUS_SUCCESS) {
-      continue;
+  // cuSPARSE only for the kinds with a graph (a null indptr: none).
+  if (a.indptr) {
+    TUT_CUSPARSE_CHECK(cusparseCreate(&m.sp));
+    TUT_CUSPARSE_CHECK(cusparseSetStream(m.sp, s));
+    TUT_CUSPARSE_CHECK(cusparseCreateCsr(&m.a_desc, a.rows, a.cols, a.nnz, const_cast<int*>(a.indptr),
+                                         const_cast<int*>(a.indices), const_cast<double*>(a.values), CUSPARSE_INDEX_32I,
+                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+    TUT_CUSPARSE_CHECK(cusparseCreateDnMat(&m.z_desc, a.cols, p.f_out, p.f_out, const_cast<double*>(z), CUDA_R_64F,
+                                           CUSPARSE_ORDER_ROW));
+    TUT_CUSPARSE_CHECK(cusparseCreateDnMat(&m.y_desc, a.rows, p.f_out, p.f_out, out, CUDA_R_64F, CUSPARSE_ORDER_ROW));
+    // Every CSR algorithm that takes this problem (an algorithm that refuses row-major matrices or the
+    // shape says so through its status and is left out), each with its buffer, preprocessed once here.
+    for (const SpmmAlgorithm& alg : kSpmmAlgorithms) {
+      std::size_t bytes = 0;
+      if (cusparseSpMM_bufferSize(m.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                  m.a_desc, m.z_desc, &zero, m.y_desc, CUDA_R_64F, alg.alg, &bytes) != CUSPARSE_STATUS_SUCCESS) {
+        continue;
+      }
+      Impl::Alg entry{alg, DeviceBuffer<char>(std::max<std::size_t>(bytes, 1))};
+      if (cusparseSpMM_preprocess(m.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                  m.a_desc, m.z_desc, &zero, m.y_desc, CUDA_R_64F, alg.alg,
+                                  entry.buffer.data()) != CUSPARSE_STATUS_SUCCESS) {
+        continue;
+      }
+      if (alg.alg == CUSPARSE_SPMM_ALG_DEFAULT) m.default_alg = int(m.algs.size());
+      m.algs.push_back(std::move(entry));
     }
-    Impl::Alg entry{alg, DeviceBuffer<char>(std::max<std::size_t>(bytes, 1))};
-    if (cusparseSpMM_preprocess(m.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                m.a_desc, m.z_desc, &zero, m.y_desc, CUDA_R_64F, alg.alg,
-                                entry.buffer.data()) != CUSPARSE_STATUS_SUCCESS) {
-      continue;
-    }
-    if (alg.alg == CUSPARSE_SPMM_ALG_DEFAULT) m.default_alg = int(m.algs.size());
-    m.algs.push_back(std::move(entry));
+    if (m.algs.empty()) throw CudaError("cuSPARSE: no CSR SpMM algorithm accepts this problem (row-major FP64)");
+    TUT_CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  if (m.algs.empty()) throw CudaError("cuSPARSE: no CSR SpMM algorithm accepts this problem (row-major FP64)");
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
   if (layer) {
     m.h = DeviceBuffer<double>(std::size_t(p.v) * std::size_t(p.f_out));
     m.y = DeviceBuffer<double>(std::size_t(p.v) * std::size_t(p.f_out));

@@ -22,7 +22,7 @@ namespace tut {
 
 class GcnLibrary {
  public:
-  // `a` must stay valid while the object lives. Allocates the SpMM buffers and (for the layer) two
+  // `a` must stay valid while the object lives; a.indptr null: no graph (no SpMM, no layer). Allocates the SpMM buffers and (for the layer) two
   // V x F_out temporaries; preprocesses with the given z/out pointers (the dense matrices only
   // describe shapes there; any pointers of the same shape may be passed later).
   GcnLibrary(const GcnProblem& p, const DeviceCsr& a, const double* z, double* out, bool layer, cudaStream_t s);
