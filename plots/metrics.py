@@ -21,7 +21,17 @@ ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "C
 
 
 def problem_from_flags(flags: list[str], part: str = "gemm") -> str:
-    """The problem's name as the results CSV writes it: MxNxK, or the conv layer / --shape."""
+    """The problem's name as the results CSV writes it: MxNxK, the conv layer / --shape, or the GCN graph."""
+    if part == "gcn":
+        opts = {"--nodes": "281903", "--edges": "2312497", "--rmat-seed": "1"}  # the GCN harness's defaults
+        for i, f in enumerate(flags):
+            name, _, inline = f.partition("=")
+            value = inline or (flags[i + 1] if i + 1 < len(flags) else "")
+            if name == "--graph":
+                return Path(value).name  # the loader names a file's graph after the file
+            if name in opts:
+                opts[name] = value
+        return f"rmat_{opts['--nodes']}_{opts['--edges']}_s{opts['--rmat-seed']}"
     for i, f in enumerate(flags):
         name, _, inline = f.partition("=")
         if name in ("--layer", "--shape"):

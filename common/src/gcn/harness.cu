@@ -156,12 +156,13 @@ VerifyResult verify_step(GcnKind k, const Csr& a, const GcnProblem& p, const Hos
 }
 
 // The library's result for the step's piece (SpMM algorithm `alg` for the kinds that use one).
-void run_library(GcnLibrary& lib, GcnKind k, int alg, const GcnArgs& g, double* out, cudaStream_t s) {
+// plain: the plain bias + log_softmax kernel instead of cuDNN's (LogSoftmax, Layer).
+void run_library(GcnLibrary& lib, GcnKind k, int alg, const GcnArgs& g, double* out, cudaStream_t s, bool plain = false) {
   switch (k) {
     case GcnKind::Xw: lib.xw(g.x, g.w, out, s); break;
     case GcnKind::Spmm: lib.spmm(alg, g.z, out, s); break;
-    case GcnKind::LogSoftmax: lib.log_softmax(g.z, out, s); break;
-    case GcnKind::Layer: lib.layer(alg, g.x, g.w, g.b, out, s); break;
+    case GcnKind::LogSoftmax: lib.log_softmax(g.z, out, s, plain); break;
+    case GcnKind::Layer: lib.layer(alg, g.x, g.w, g.b, out, s, plain); break;
   }
 }
 
@@ -178,10 +179,11 @@ std::vector<double> run_step_once(const GcnStep& step, const GcnProblem& p, Devi
   return download(d.out);
 }
 
-std::vector<double> run_library_once(GcnLibrary& lib, GcnKind k, int alg, DeviceData& d, cudaStream_t s) {
+std::vector<double> run_library_once(GcnLibrary& lib, GcnKind k, int alg, DeviceData& d, cudaStream_t s,
+                                     bool plain = false) {
   DeviceBuffer<double> out(d.out.size());
   out.fill_bytes(0xFF, s);
-  run_library(lib, k, alg, d.args(), out.data(), s);
+  run_library(lib, k, alg, d.args(), out.data(), s, plain);
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
   return download(out);
 }
@@ -331,6 +333,12 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       baselines.push_back({lib.layer_name(best), time_lib([&lib, best, args, lo](cudaStream_t s) {
                              lib.layer(best, args.x, args.w, args.b, lo, s);
                            })});
+      if (lib.have_cudnn_softmax()) {
+        // The same pipeline with the plain bias + log_softmax kernel: cuDNN's FP64 softmax is slow.
+        baselines.push_back({lib.layer_name(best, true), time_lib([&lib, best, args, lo](cudaStream_t s) {
+                               lib.layer(best, args.x, args.w, args.b, lo, s, true);
+                             })});
+      }
       // The pipeline's pieces, each timed alone, for the reader to see where its time goes.
       DeviceBuffer<double> hbuf(d.out.size());
       double* hb = hbuf.data();
@@ -339,11 +347,19 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       extra.push_back({"  piece: cuSPARSE " + lib.spmm_algorithm_name(best), at[std::size_t(best)]});
       extra.push_back({"  piece: " + lib.log_softmax_name() + " (no bias)",
                        time_lib([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s); })});
+      if (lib.have_cudnn_softmax()) {
+        extra.push_back({"  piece: " + lib.log_softmax_name(true) + " (no bias)",
+                         time_lib([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s, true); })});
+      }
     }
   } else if (step.kind == GcnKind::Xw) {
     baselines.push_back({GcnLibrary::xw_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.xw(args.x, args.w, lo, s); })});
   } else {
     baselines.push_back({lib.log_softmax_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s); })});
+    if (lib.have_cudnn_softmax()) {
+      baselines.push_back({lib.log_softmax_name(true),
+                           time_lib([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s, true); })});
+    }
   }
   std::printf("copy:   cudaMemcpyAsync device to device of %s: %.4g ms median, %.1f GB/s (bytes read + written)\n",
               format_bytes(double(copy.bytes)).c_str(), copy.t.median, copy.gbps());
@@ -363,7 +379,9 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
                            : step.kind == GcnKind::LogSoftmax ? "% library"
                                                               : "% pipeline";
   ratios.push_back({ref_header, baselines[0].t.median});
-  if (baselines.size() > 1) ratios.push_back({"% default", baselines[1].t.median});
+  if (baselines.size() > 1) {
+    ratios.push_back({step.kind == GcnKind::Spmm ? "% default" : "% plain", baselines[1].t.median});
+  }
   int width = 36;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
   print_timing_table(rows, ratios, c.flops, c.bytes, 0.0, width, copy.gbps());
@@ -486,14 +504,18 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
           GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : scratch.data(), scratch.data(), step.kind == GcnKind::Layer,
                          stream.s);
           const int algs = uses_graph(step.kind) ? lib.spmm_algorithms() : 1;
+          // Both forms of the log_softmax (cuDNN's and the plain kernel) where there are two.
+          const bool two = (step.kind == GcnKind::LogSoftmax || step.kind == GcnKind::Layer) && lib.have_cudnn_softmax();
           int lib_fail = 0;
           for (int i = 0; i < algs; ++i) {
-            const std::vector<double> lo = run_library_once(lib, step.kind, i, d, stream.s);
-            const VerifyResult lv = verify_step(step.kind, a, p, h, lo.data(), ref.data(), match);
-            if (!lv.passed) {
-              ++lib_fail;
-              std::printf("      library (%s): %s\n%s", uses_graph(step.kind) ? lib.spmm_algorithm_name(i).c_str() : "",
-                          lv.summary().c_str(), lv.details().c_str());
+            for (int plain = 0; plain <= (two ? 1 : 0); ++plain) {
+              const std::vector<double> lo = run_library_once(lib, step.kind, i, d, stream.s, plain == 1);
+              const VerifyResult lv = verify_step(step.kind, a, p, h, lo.data(), ref.data(), match);
+              if (!lv.passed) {
+                ++lib_fail;
+                std::printf("      library (%s%s): %s\n%s", uses_graph(step.kind) ? lib.spmm_algorithm_name(i).c_str() : "",
+                            lib.log_softmax_name(plain == 1).c_str(), lv.summary().c_str(), lv.details().c_str());
+              }
             }
           }
           notes = "; library vs CPU: " + std::string(lib_fail ? "FAILED" : "ok") +

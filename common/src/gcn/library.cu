@@ -203,9 +203,9 @@ void GcnLibrary::spmm(int i, const double* z, double* y, cudaStream_t s) {
                                   m.a_desc, m.z_desc, &zero, m.y_desc, CUDA_R_64F, a.alg.alg, a.buffer.data()));
 }
 
-void GcnLibrary::log_softmax(const double* z, double* out, cudaStream_t s) {
+void GcnLibrary::log_softmax(const double* z, double* out, cudaStream_t s, bool plain) {
 #if TUT_HAVE_CUDNN
-  if (impl_->cudnn_softmax) {
+  if (impl_->cudnn_softmax && !plain) {
     cudnnHandle_t h = cudnn_handle();
     TUT_CUDNN_CHECK(cudnnSetStream(h, s));
     const double one = 1.0, zero = 0.0;
@@ -217,17 +217,21 @@ void GcnLibrary::log_softmax(const double* z, double* out, cudaStream_t s) {
   bias_log_softmax_rows(impl_->p, z, nullptr, out, s);
 }
 
-std::string GcnLibrary::log_softmax_name() const {
-  return impl_->cudnn_softmax ? "cuDNN softmax (log)" : "log_softmax kernel (no cuDNN)";
+std::string GcnLibrary::log_softmax_name(bool plain) const {
+  if (impl_->cudnn_softmax && !plain) return "cuDNN softmax (log)";
+  return impl_->cudnn_softmax ? "log_softmax kernel (one thread per row)" : "log_softmax kernel (no cuDNN)";
 }
 
-void GcnLibrary::layer(int i, const double* x, const double* w, const double* b, double* out, cudaStream_t s) {
+bool GcnLibrary::have_cudnn_softmax() const { return impl_->cudnn_softmax; }
+
+void GcnLibrary::layer(int i, const double* x, const double* w, const double* b, double* out, cudaStream_t s,
+                       bool plain) {
   Impl& m = *impl_;
   if (!m.h.size()) throw CudaError("internal error: GcnLibrary built without the layer's buffers");
   xw(x, w, m.h.data(), s);
   spmm(i, m.h.data(), m.y.data(), s);
 #if TUT_HAVE_CUDNN
-  if (m.cudnn_softmax) {
+  if (m.cudnn_softmax && !plain) {
     cudnnHandle_t h = cudnn_handle();
     TUT_CUDNN_CHECK(cudnnSetStream(h, s));
     const double one = 1.0, zero = 0.0;
@@ -240,9 +244,9 @@ void GcnLibrary::layer(int i, const double* x, const double* w, const double* b,
   bias_log_softmax_rows(m.p, m.y.data(), b, out, s);
 }
 
-std::string GcnLibrary::layer_name(int i) const {
+std::string GcnLibrary::layer_name(int i, bool plain) const {
   return "library pipeline (cuBLAS + cuSPARSE " + spmm_algorithm_name(i) +
-         (impl_->cudnn_softmax ? " + cuDNN)" : " + bias/log_softmax kernel)");
+         (impl_->cudnn_softmax && !plain ? " + cuDNN)" : " + bias/log_softmax kernel)");
 }
 
 }  // namespace tut

@@ -43,13 +43,16 @@ class GcnLibrary {
   int spmm_default() const;                      // the index of ALG_DEFAULT
   void spmm(int i, const double* z, double* y, cudaStream_t s);
 
-  // out = log_softmax(z) per row of F_out (no bias).
-  void log_softmax(const double* z, double* out, cudaStream_t s);
-  std::string log_softmax_name() const;  // "cuDNN softmax (log)" or "log_softmax kernel (no cuDNN)"
+  // out = log_softmax(z) per row of F_out (no bias). plain: the one-thread-per-row kernel even where
+  // cuDNN is present (a second baseline: cuDNN's FP64 softmax is not the fastest way to do this).
+  void log_softmax(const double* z, double* out, cudaStream_t s, bool plain = false);
+  std::string log_softmax_name(bool plain = false) const;  // "cuDNN softmax (log)", "log_softmax kernel (one thread per row)"
+  bool have_cudnn_softmax() const;
 
-  // The whole layer: out = log_softmax(A_hat (x w) + b), SpMM algorithm i. Needs layer = true.
-  void layer(int i, const double* x, const double* w, const double* b, double* out, cudaStream_t s);
-  std::string layer_name(int i) const;  // "library pipeline (cuBLAS + cuSPARSE CSR_ALG3 + cuDNN)"
+  // The whole layer: out = log_softmax(A_hat (x w) + b), SpMM algorithm i; plain: the bias and
+  // log_softmax by the plain kernel instead of cuDNN. Needs layer = true.
+  void layer(int i, const double* x, const double* w, const double* b, double* out, cudaStream_t s, bool plain = false);
+  std::string layer_name(int i, bool plain = false) const;  // "library pipeline (cuBLAS + cuSPARSE CSR_ALG3 + cuDNN)"
 
  private:
   struct Impl;
