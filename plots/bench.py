@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every step of the build's chapter list at its part's headline problem and over its sweep.
 
-    python plots/bench.py --manifest build/release/chapters.tsv [--out-dir plots/data] [--part gemm|conv|all]
+    python plots/bench.py --manifest build/release/chapters.tsv [--out-dir plots/data] [--part gemm|conv|gcn|all]
 
 The list of steps is <build>/chapters.tsv, written by CMake from the tut_add_chapter lines. Each
 binary appends its own row to <out-dir>/<gpu-slug>.csv (it verifies and times itself against the
@@ -9,7 +9,9 @@ vendor library in the same process); this script only chooses the problems:
   gemm: 4096^3, then the size sweep (sizes predicted to run longer than --max-run-seconds skipped);
   conv: the headline layer, then every other layer of the table the binary prints with
         `--layer list`, for the steps from 15 on, the fused epilogue (20) included (13 and 14 are
-        slow: only the headline, unless --all-layers).
+        slow: only the headline, unless --all-layers);
+  gcn:  each step once at its default problem (the default graph and features: no problem flags);
+        the binary names the graph in its row.
 Exits 1 if any run failed verification or crashed, 3 if there is no GPU.
 """
 from __future__ import annotations
@@ -22,14 +24,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import CONV_HEADLINE, is_chapter  # noqa: E402
+from results import CONV_HEADLINE, PARTS, is_chapter  # noqa: E402
 
 HEADLINE = (4096, 4096, 4096)
 # 256 to 8192, with odd sizes next to the headline (not multiples of any tile).
 SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
          (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
 NO_GPU = 3
-PARTS = ("gemm", "conv")
 # Convolution steps before this one run the headline layer only (unless --all-layers): the direct
 # loop and im2col take seconds per layer and add nothing to the per-layer chart (17 onwards).
 CONV_LAYERS_FROM = 15
@@ -81,10 +82,11 @@ def conv_flops(layer: dict) -> float:
     return 2.0 * layer["n"] * layer["k"] * p * q * layer["c"] * layer["r"] * layer["s"]
 
 
-def last_row(csv_path: Path) -> dict | None:
+def read_rows(csv_path: Path) -> list[dict]:
+    if not csv_path.is_file():
+        return []
     with csv_path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    return rows[-1] if rows else None
+        return list(csv.DictReader(f))
 
 
 def main(argv=None) -> int:
@@ -93,7 +95,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parent / "data")
     ap.add_argument("--part", choices=(*PARTS, "all"), default="all", help="which part's steps to run (default: all)")
     ap.add_argument("--steps", nargs="*", help="only these step names (default: all of the part)")
-    ap.add_argument("--headline-only", action="store_true", help="skip the sweep (gemm) and the other layers (conv)")
+    ap.add_argument("--headline-only", action="store_true",
+                    help="skip the sweep (gemm) and the other layers (conv); gcn runs its default problem only anyway")
     ap.add_argument("--all-layers", action="store_true",
                     help=f"run every layer also for the conv steps before {CONV_LAYERS_FROM} (slow)")
     ap.add_argument("--sweep-iters", type=int, default=10)
@@ -105,7 +108,7 @@ def main(argv=None) -> int:
 
     parts = PARTS if args.part == "all" else (args.part,)
     steps = [s for s in read_manifest(args.manifest) if s["part"] in parts]
-    steps.sort(key=lambda s: parts.index(s["part"]))  # every gemm step, then every conv step
+    steps.sort(key=lambda s: parts.index(s["part"]))  # every gemm step, then every conv step, then gcn
     if args.steps:
         steps = [s for s in steps if s["name"] in args.steps]
     if not steps:
@@ -119,17 +122,21 @@ def main(argv=None) -> int:
 
     failures = []
     with log_path.open("a") as log:
-        def run_binary(step: dict, problem: str, tag: str, flags: list[str], extra: list[str]) -> tuple[dict | None, float]:
-            """Runs one step on one problem; returns its CSV row (None when it wrote none) and the seconds taken."""
+        def run_binary(step: dict, problem: str | None, tag: str, flags: list[str],
+                       extra: list[str]) -> tuple[dict | None, float]:
+            """Runs one step on one problem (None: the binary's default, named in its row); returns its
+            CSV row (None when it appended none) and the seconds taken."""
             cmd = [step["binary"], *flags, "--csv", str(csv_path), *extra]
             log.write(f"\n$ {' '.join(cmd)}\n")
             log.flush()
+            before = len(read_rows(csv_path))
             t0 = time.time()
             p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
             if p.returncode == NO_GPU:
                 raise SystemExit("error: the GPU disappeared during the benchmark")
-            row = last_row(csv_path) if p.returncode in (0, 1) else None
-            if row is None or row["chapter"] != step["name"] or row["problem"] != problem:
+            rows = read_rows(csv_path) if p.returncode in (0, 1) else []
+            row = rows[-1] if len(rows) > before else None  # a row this run appended, never an older one
+            if row is None or row["chapter"] != step["name"] or (problem is not None and row["problem"] != problem):
                 failures.append(f"{tag} exited {p.returncode} without a result (see {log_path})")
                 print(f"  {tag} FAILED: exit {p.returncode}, no result (see {log_path})")
                 return None, 0.0
@@ -161,8 +168,23 @@ def main(argv=None) -> int:
                   f"({secs:.0f} s)")
             return row
 
+        def run_gcn(step: dict) -> dict | None:
+            tag = f"{step['name']:<28} default graph"
+            row, secs = run_binary(step, None, tag, [], [])
+            if row is None:
+                return None
+            copy = float(row.get("copy_gbps") or 0)
+            of_copy = f"{100 * float(row['gbps']) / copy:5.1f}% of copy" if copy > 0 else "no copy bandwidth"
+            print(f"  {step['name']:<28} {row['problem']:<24} {float(row['gbps']):7.1f} GB/s  {of_copy}  "
+                  f"{100 * float(row['ratio_to_baseline']):6.1f}% of {row['baseline']}  median "
+                  f"{float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  ({secs:.0f} s)")
+            return row
+
         layers = None  # the conv layer table, read from the first conv binary
         for step in steps:
+            if step["part"] == "gcn":
+                run_gcn(step)
+                continue
             if step["part"] == "conv":
                 if layers is None:
                     layers = conv_layers(step["binary"])

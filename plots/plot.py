@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """Charts and tables from a results CSV (plots/data/<gpu-slug>.csv), nothing else.
 
-    python plots/plot.py --csv plots/data/nvidia-h100-80gb-hbm3.csv [--part gemm|conv|all] \
+    python plots/plot.py --csv plots/data/nvidia-h100-80gb-hbm3.csv [--part gemm|conv|gcn|all] \
         [--out-dir plots] [--readme README.md] [--chapters-dir chapters]
 
 For each part with rows in the CSV (or the one --part names):
   gemm: <out-dir>/<slug>-gemm-{speedup,sweep,roofline}.png, README.md's results:gemm block;
-  conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block.
+  conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block;
+  gcn:  <out-dir>/<slug>-gcn-{speedup,bandwidth,layer}.png (layer: when chapter 29 or a PyTorch row
+        of plots/torch_gcn.py was measured), README.md's results:gcn block.
 Prints the results tables and rewrites the text between the results markers of each measured
-chapter's README.md (a sweep table for a GEMM chapter, a per-layer table for a convolution one).
-Only FP32 comparisons are charted; a row whose baseline is in another precision is left out and
-named.
+chapter's README.md (a sweep table for a GEMM chapter, a per-layer table for a convolution one,
+the default graph's row for a GCN one). Parts I and II chart FP32 comparisons, Part III FP64 ones;
+a row whose baseline is in another precision is left out and named.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -604,13 +608,313 @@ def conv_readme_block(head: list[Row], latest: dict, bases: dict[str, ConvBaseli
 
 
 # ----------------------------------------------------------------------------------------------
+# Part III: GCN inference, FP64. Every step is bandwidth-bound: GB/s is the step's minimum bytes over
+# its median time, compared with the device-to-device copy bandwidth each binary measures in its own
+# process (copy_gbps). Each chapter computes one piece of the layer, its kind (results.gcn_kind), and
+# is timed against that piece's library baseline in the same process. The rows plots/torch_gcn.py
+# appends (PyTorch's layer, PyTorch Geometric's GCNConv) appear only in the layer chart and as extra
+# lines of the Part III table. Tables and charts show one problem, results.gcn_headline's.
 
-def fp32_only(rows: list[Row]) -> list[Row]:
-    """The FP32 rows; the others are named on stdout (they belong in a chart of their own precision)."""
-    other = sorted({(r.chapter, results.precision(r)) for r in rows if results.precision(r) != "FP32"})
+GCN_README_BEGIN = "<!-- results:gcn:begin -->"
+GCN_README_END = "<!-- results:gcn:end -->"
+KIND_COLOURS = {"skinny GEMM": "#4C72B0", "SpMM": "#55A868", "LogSoftmax": "#C44E52", "layer": "#8172B3",
+                results.GCN_OTHER: "#937860"}
+LIBRARY_COLOUR, ALT_LIBRARY_COLOUR = "#7f7f7f", "#b5b5b5"
+FLOOR_COLOUR, TORCH_COLOUR = "#2ca02c", "#DD8452"
+
+
+class GcnLibrary:
+    """One kind's library baseline at one problem, summarized over the processes that timed it (one
+    per chapter of the kind): the median of their times and the name most of them gave (the newest
+    among equals); the same for the second baseline where the rows have one (SpMM: cuSPARSE's
+    default algorithm). GB/s: the piece's minimum bytes over the library's time."""
+
+    def __init__(self, kind: str, rows: list[Row]):
+        newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+        self.kind = kind
+        self.row = newest_first[0]  # the piece's minimum bytes
+        self.name = _most_common([r.baseline for r in newest_first])
+        self.ms = results.median([r.baseline_time_ms for r in rows])
+        with_alt = [r for r in newest_first if r.alt_baseline_time_ms is not None]
+        self.alt_name = _most_common([r.alt_baseline for r in with_alt])
+        self.alt_ms = results.median([r.alt_baseline_time_ms for r in with_alt])
+
+    @property
+    def has_alt(self) -> bool:
+        return bool(self.alt_name) and self.alt_ms == self.alt_ms
+
+    @property
+    def gbps(self) -> float:
+        return self.row.gbps_at(self.ms)
+
+    @property
+    def alt_gbps(self) -> float:
+        return self.row.gbps_at(self.alt_ms) if self.has_alt else float("nan")
+
+
+def gcn_kind_of(r: Row) -> str:
+    return results.gcn_kind(r.chapter) or results.GCN_OTHER
+
+
+def gcn_head(latest: dict) -> tuple[str | None, list[Row], list[Row]]:
+    """(problem, its chapter rows in reading order, its PyTorch rows) for the Part III tables and charts."""
+    rows = [r for r in latest.values() if r.is_chapter or results.is_torch(r)]
+    problem = results.gcn_headline(rows)
+    at = [r for r in rows if r.problem == problem]
+    chapters = sorted((r for r in at if r.is_chapter), key=lambda r: r.chapter)
+    torch_rows = sorted((r for r in at if results.is_torch(r)), key=lambda r: results.TORCH_CHAPTERS.index(r.chapter))
+    return problem, chapters, torch_rows
+
+
+def gcn_kinds(chapters: list[Row]) -> list[str]:
+    """The kinds the chapters compute, in the layer's order."""
+    present = {gcn_kind_of(r) for r in chapters}
+    return [k for k in results.gcn_kind_order() if k in present]
+
+
+def gcn_libraries(chapters: list[Row]) -> dict[str, GcnLibrary]:
+    return {k: GcnLibrary(k, [r for r in chapters if gcn_kind_of(r) == k]) for k in gcn_kinds(chapters)}
+
+
+def gcn_copy_gbps(rows: list[Row]) -> float:
+    """The median of the copy bandwidths the rows' processes measured (nan: none did)."""
+    return results.median([r.copy_gbps for r in rows if r.copy_gbps])
+
+
+def fmt_ms_gcn(x: float) -> str:
+    """Four significant digits: the GCN steps run from hundredths of a millisecond to milliseconds."""
+    if x != x:
+        return "–"
+    digits = max(0, 3 - math.floor(math.log10(x))) if x > 0 else 3
+    return f"{x:.{digits}f}"
+
+
+def gbs(x: float) -> str:
+    return "–" if x != x else f"{x:.0f}"
+
+
+def gcn_shape(r: Row) -> str:
+    return f"V = {r.m}, F_in {r.k} → F_out {r.n}"
+
+
+def gcn_results_table(chapters: list[Row], torch_rows: list[Row]) -> str:
+    """Markdown table at the Part III problem: every chapter against its own process's library
+    baseline and the first chapter of its kind, then the PyTorch rows (against their own baseline)."""
+    lines = ["| step | kind | time (ms), median [min, max] | GB/s | % of copy | library baseline | library (ms) "
+             "| library GB/s | × library | × first of its kind | verified |",
+             "|---|---|---|---:|---:|---|---:|---:|---:|---:|:-:|"]
+    first: dict[str, Row] = {}
+
+    def line(r: Row, kind: str, vs_first: str) -> str:
+        # A row that is its own baseline (PyTorch's layer) has no library cells.
+        library = (f"{r.baseline} | {fmt_ms_gcn(r.baseline_time_ms)} | {gbs(r.gbps_at(r.baseline_time_ms))} "
+                   f"| {r.ratio_to_baseline:.2f}") if r.baseline != r.step else "– | – | – | –"
+        return (f"| {label(r)} | {kind} | {fmt_ms_gcn(r.time_ms_median)} [{fmt_ms_gcn(r.time_ms_min)}, "
+                f"{fmt_ms_gcn(r.time_ms_max)}] | {gbs(r.gbps)} | {pct(r.copy_ratio)} | {library} | {vs_first} "
+                f"| {r.verified} |")
+
+    for r in chapters:
+        kind = gcn_kind_of(r)
+        f = first.setdefault(kind, r)
+        lines.append(line(r, kind, f"{f.time_ms_median / r.time_ms_median:.2f}"))
+    for r in torch_rows:
+        lines.append(line(r, gcn_kind_of(r), "–"))
+    return "\n".join(lines)
+
+
+def gcn_chapter_table(r: Row) -> str:
+    """One Part III chapter's block: its row at the Part III problem, against the baselines of its
+    own process and the copy bandwidth measured there."""
+    alt = r.alt_baseline_time_ms is not None
+    lines = ["| graph | size | time (ms), median [min, max] | GB/s | % of copy | library (ms) | library GB/s | × library "
+             + ("| second baseline (ms) | × second baseline " if alt else "") + "| verified |",
+             "|---|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if alt else "") + ":-:|"]
+    lines.append(f"| {r.problem} | {gcn_shape(r)} | {fmt_ms_gcn(r.time_ms_median)} [{fmt_ms_gcn(r.time_ms_min)}, "
+                 f"{fmt_ms_gcn(r.time_ms_max)}] | {gbs(r.gbps)} | {pct(r.copy_ratio)} | {fmt_ms_gcn(r.baseline_time_ms)} "
+                 f"| {gbs(r.gbps_at(r.baseline_time_ms))} | {r.ratio_to_baseline:.2f} "
+                 + (f"| {fmt_ms_gcn(r.alt_baseline_time_ms)} | {r.alt_ratio:.2f} " if alt else "")
+                 + f"| {r.verified} |")
+    names = f"Baseline: {r.baseline}" + (f"; second baseline: {r.alt_baseline}" if alt else "")
+    copy = (f"the device-to-device copy bandwidth measured in the same process: {gbs(r.copy_gbps)} GB/s"
+            if r.copy_gbps else "no copy bandwidth was measured in this process")
+    floor = (f" The memory floor (these minimum bytes at that copy bandwidth): {fmt_ms_gcn(r.floor_ms)} ms."
+             if gcn_kind_of(r) == "layer" and r.copy_gbps else "")
+    return (f"{names}, timed in the same process; {copy}. GB/s counts the step's minimum bytes (each input "
+            f"read once, the output written once); the library's GB/s is the same bytes over its time; "
+            f"× library is the library's time over the step's.{floor}\n\n" + "\n".join(lines))
+
+
+def _wrap(text: str, width: int = 22) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def gcn_speedup_chart(chapters: list[Row], libs: dict[str, GcnLibrary], problem: str, path: Path) -> None:
+    """One panel per kind: each chapter's speedup over the first chapter of its kind, and its
+    library baseline(s) on the same scale; labels give × the first chapter and × the library of the
+    chapter's own process."""
+    kinds = gcn_kinds(chapters)
+    per_kind = {k: [r for r in chapters if gcn_kind_of(r) == k] for k in kinds}
+    widths = [len(per_kind[k]) + 1 + libs[k].has_alt for k in kinds]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(max(8.0, 1.25 * sum(widths) + 1.5), 5.5),
+                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
+        mine, lib = per_kind[kind], libs[kind]
+        first = mine[0]
+        names = [_wrap(label(r)) for r in mine]
+        values = [first.time_ms_median / r.time_ms_median for r in mine]
+        colours = [KIND_COLOURS[kind]] * len(mine)
+        notes = [f"{v:.2f}× {first.chapter[:2]}\n{r.ratio_to_baseline:.2f}× library" for v, r in zip(values, mine)]
+        for name, ms, colour in [(lib.name, lib.ms, LIBRARY_COLOUR)] + (
+                [(lib.alt_name, lib.alt_ms, ALT_LIBRARY_COLOUR)] if lib.has_alt else []):
+            names.append(_wrap(name))
+            values.append(first.time_ms_median / ms)
+            colours.append(colour)
+            notes.append(f"{first.time_ms_median / ms:.2f}× {first.chapter[:2]}\n{fmt_ms_gcn(ms)} ms")
+        bars = ax.bar(range(len(names)), values, color=colours)
+        for b, text in zip(bars, notes):
+            ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, fontsize=7, rotation=30, ha="right")
+        ax.set_ylim(0, max(values) * 1.3)
+        ax.set_title(kind, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("speedup over the first step of its kind\n(its median time / this one's)")
+    fig.suptitle(f"GCN layer pieces, FP64, graph {problem}: speedup over the first step of each kind, and the library "
+                 f"baseline of each piece (median over the kind's processes)\n{title_suffix(chapters[0])}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def gcn_bandwidth_chart(chapters: list[Row], libs: dict[str, GcnLibrary], problem: str, path: Path) -> None:
+    """GB/s of every chapter and every library baseline (minimum bytes over the median time), grouped
+    by kind, under the copy bandwidth measured in the same processes."""
+    copy = gcn_copy_gbps(chapters)
+    xs, values, colours, names, hatches = [], [], [], [], []
+    x = 0.0
+    for kind in gcn_kinds(chapters):
+        lib = libs[kind]
+        entries = [(label(r), r.gbps, KIND_COLOURS[kind], "") for r in chapters if gcn_kind_of(r) == kind]
+        entries.append((lib.name, lib.gbps, LIBRARY_COLOUR, "//"))
+        if lib.has_alt:
+            entries.append((lib.alt_name, lib.alt_gbps, ALT_LIBRARY_COLOUR, "//"))
+        for name, v, colour, hatch in entries:
+            xs.append(x)
+            names.append(_wrap(name, 26))
+            values.append(v)
+            colours.append(colour)
+            hatches.append(hatch)
+            x += 1.0
+        x += 0.6  # a gap between kinds
+    fig, ax = plt.subplots(figsize=(max(9.0, 0.75 * len(xs) + 2.5), 6.0))
+    bars = ax.bar(xs, values, color=colours)
+    for b, hatch in zip(bars, hatches):
+        if hatch:
+            b.set_hatch(hatch)
+    for b, v in zip(bars, values):
+        note = pct(v / copy) if copy == copy else gbs(v)
+        ax.annotate(note, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=7)
+    if copy == copy:
+        ax.axhline(copy, color="black", ls="--", lw=1.2)
+        ax.annotate(f"device-to-device copy {copy:.0f} GB/s (read + write; median of the steps' processes)",
+                    (xs[0] - 0.4, copy), va="bottom", fontsize=8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(names, fontsize=7, rotation=35, ha="right")
+    ax.set_ylim(0, max([v for v in values if v == v] + ([copy] if copy == copy else [])) * 1.15)
+    ax.set_ylabel("GB/s: minimum bytes / median time")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS[k]) for k in gcn_kinds(chapters)]
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor=LIBRARY_COLOUR, hatch="//"))
+    ax.legend(handles, gcn_kinds(chapters) + ["library baseline (same bytes / its time)"], fontsize=8,
+              loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.set_title(f"GCN layer pieces, FP64, graph {problem}: bandwidth against the copy ceiling "
+                 f"(labels: % of copy)\n{title_suffix(chapters[0])}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def gcn_layer_chart(chapters: list[Row], torch_rows: list[Row], libs: dict[str, GcnLibrary], problem: str,
+                    path: Path) -> bool:
+    """The whole layer: the fused chapter(s), the library pipeline, the PyTorch rows and the memory
+    floor (the layer's minimum bytes at the copy bandwidth), as times. False (nothing drawn) when
+    there is no layer row at all."""
+    layer = [r for r in chapters if gcn_kind_of(r) == "layer"]
+    ref = layer[-1] if layer else (torch_rows[0] if torch_rows else None)
+    if ref is None:
+        return False
+    entries = []  # (label, ms, colour)
+    floor = ref.floor_ms
+    if floor == floor:
+        entries.append((f"memory floor: the layer's minimum bytes at the copy bandwidth ({gbs(ref.copy_gbps)} GB/s)",
+                        floor, FLOOR_COLOUR))
+    entries += [(label(r), r.time_ms_median, KIND_COLOURS["layer"]) for r in layer]
+    if "layer" in libs:
+        entries.append((libs["layer"].name, libs["layer"].ms, LIBRARY_COLOUR))
+    for r in torch_rows:
+        other = f" (CUDA {r.cuda})" if r.cuda != ref.cuda else ""
+        entries.append((r.step + other, r.time_ms_median, TORCH_COLOUR))
+    fig, ax = plt.subplots(figsize=(10.0, 1.6 + 0.6 * len(entries)))
+    ys = range(len(entries))
+    ax.barh(ys, [ms for _, ms, _ in entries], color=[c for _, _, c in entries])
+    top = max(ms for _, ms, _ in entries)
+    for y, (_, ms, colour) in zip(ys, entries):
+        note = f"{fmt_ms_gcn(ms)} ms" + (f", {ms / floor:.1f}× floor" if floor == floor and colour != FLOOR_COLOUR else "")
+        ax.annotate(note, (ms + 0.01 * top, y), va="center", fontsize=8)
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([_wrap(name, 48) for name, _, _ in entries], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, top * 1.3)
+    ax.set_xlabel("time (ms), median of event-timed runs, L2 flushed before each")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(f"One GCN layer, FP64: log_softmax(Â (X W) + b)\ngraph {problem} ({gcn_shape(ref)})\n"
+                 f"{title_suffix(ref)}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def gcn_readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], images: list[Path], readme: Path,
+                     csv_name: str) -> str:
+    r0 = chapters[0]
+    dates = sorted(r.timestamp for r in chapters + torch_rows)
+    rel = [(p.stem, Path(os.path.relpath(p, readme.parent)).as_posix()) for p in images]
+    copy = gcn_copy_gbps(chapters)
+    layer = [r for r in chapters if gcn_kind_of(r) == "layer" and r.copy_gbps]
+    floor = (f" The whole layer's memory floor, its minimum bytes at the copy bandwidth of step "
+             f"{layer[-1].chapter[:2]}'s process, is {fmt_ms_gcn(layer[-1].floor_ms)} ms." if layer else "")
+    torch_note = (" The last rows time the same layer in PyTorch on the tensors a chapter binary dumped "
+                  "(`plots/torch_gcn.py`, optional; each against the baseline it names, in its own process)."
+                  if torch_rows else "")
+    copy_text = (f"(median over the steps' processes: {copy:.0f} GB/s)" if copy == copy else "(not measured in these rows)")
+    return "\n".join([
+        f"Measured on **{r0.gpu}**, CUDA {r0.cuda}, {dates[-1][:10]}; one GCN layer out = log_softmax(Â (X W) + b) "
+        f"in FP64 on the graph `{problem}` ({gcn_shape(r0)}), each step computing one piece of it (its kind). "
+        f"Each time is the median of event-timed runs with L2 flushed before each run; each step is timed against "
+        f"its piece's library baseline in the same process, and each process also measures the device-to-device "
+        f"copy bandwidth, bytes read + written per second {copy_text}, the ceiling for these bandwidth-bound steps. "
+        f"GB/s counts a step's minimum bytes (each input read once, the output written once); the library's GB/s is "
+        f"the same bytes over its time. × library is the library's time over the step's; × first of its kind the "
+        f"first step of that kind's time over the step's.{floor}{torch_note} Generated by `make tutorial` from "
+        f"`plots/data/{csv_name}`.",
+        "",
+        gcn_results_table(chapters, torch_rows),
+        "",
+        *[f"![{stem}]({path})" for stem, path in rel],
+    ])
+
+
+# ----------------------------------------------------------------------------------------------
+
+def same_precision(rows: list[Row], part: str) -> list[Row]:
+    """The rows in their part's precision (FP32; FP64 for gcn); the others are named on stdout (they
+    belong in a chart of their own precision)."""
+    want = results.part_precision(part)
+    other = sorted({(r.chapter, results.precision(r)) for r in rows if results.precision(r) != want})
     for chapter, prec in other:
-        print(f"note: {chapter} compares in {prec}, left out of the FP32 charts and tables")
-    return [r for r in rows if results.precision(r) == "FP32"]
+        print(f"note: {chapter} compares in {prec}, left out of the {want} charts and tables")
+    return [r for r in rows if results.precision(r) == want]
 
 
 def chapter_block(mine: list[Row], csv_name: str, body: str) -> str:
@@ -621,7 +925,7 @@ def chapter_block(mine: list[Row], csv_name: str, body: str) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", required=True, help="results CSV written by the chapter binaries")
-    ap.add_argument("--part", choices=("gemm", "conv", "all"), default="all",
+    ap.add_argument("--part", choices=(*results.PARTS, "all"), default="all",
                     help="which part's charts and tables to make (default: every part with rows)")
     ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent), help="where the PNGs go")
     ap.add_argument("--readme", help="README.md whose results blocks are rewritten")
@@ -637,10 +941,10 @@ def main(argv=None) -> int:
         blocks = []    # (begin, end, body) for README.md
         chapters = []  # (chapter, body) for chapters/<chapter>/README.md
         for part in parts:
-            rows = fp32_only(results.of_part(all_rows, part))
+            rows = same_precision(results.of_part(all_rows, part), part)
             if not rows:
                 if args.part != "all":
-                    raise CsvError(f"{args.csv}: no FP32 rows of part '{part}'")
+                    raise CsvError(f"{args.csv}: no {results.part_precision(part)} rows of part '{part}'")
                 continue
             latest = results.latest(rows)
             if part == "gemm":
@@ -658,6 +962,26 @@ def main(argv=None) -> int:
                 for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
                     mine = [r for r in latest.values() if r.chapter == name]
                     chapters.append((name, chapter_block(mine, csv_name, chapter_table(mine))))
+            elif part == "gcn":
+                problem, head, torch_rows = gcn_head(latest)
+                if not head:
+                    raise CsvError(f"{args.csv}: no Part III chapter rows (part gcn) at {problem or 'any problem'}: "
+                                   f"the PyTorch rows alone have nothing to compare with")
+                libs = gcn_libraries(head)
+                out.mkdir(parents=True, exist_ok=True)
+                images = [out / f"{slug}-gcn-speedup.png", out / f"{slug}-gcn-bandwidth.png",
+                          out / f"{slug}-gcn-layer.png"]
+                gcn_speedup_chart(head, libs, problem, images[0])
+                gcn_bandwidth_chart(head, libs, problem, images[1])
+                if not gcn_layer_chart(head, torch_rows, libs, problem, images[2]):
+                    print(f"note: no layer rows (chapter 29 or PyTorch) at {problem}: no {images[2].name}")
+                    images.pop()
+                print(gcn_results_table(head, torch_rows))
+                if readme:
+                    blocks.append((GCN_README_BEGIN, GCN_README_END,
+                                   gcn_readme_block(problem, head, torch_rows, images, readme, csv_name)))
+                for r in head:
+                    chapters.append((r.chapter, chapter_block([r], csv_name, gcn_chapter_table(r))))
             else:
                 head = conv_headline_rows(latest)
                 if not head:

@@ -1,11 +1,13 @@
 """Reading the results CSV that the chapter binaries write (schema: docs/measuring.md).
 
-Shared by bench.py and plot.py. Everything here works from the CSV alone.
+Shared by bench.py, plot.py and torch_gcn.py. Everything here works from the CSV alone.
 
 The file holds every part of the tutorial; the `part` column says which one a row belongs to
-("gemm" or "conv"). A file written before that column existed (its header ends at `peak_gbps`) is
-read as Part I: every row is part "gemm" with no second baseline. A header with some of the new
-columns but not all is refused.
+("gemm", "conv" or "gcn"). A file written before that column existed (its header ends at
+`peak_gbps`) is read as Part I: every row is part "gemm" with no second baseline. A header with
+some of the part columns but not all is refused. The last column, `copy_gbps` (the device-to-device
+copy bandwidth a binary measured in its own process), came with Part III: a file without it reads
+as if it were empty in every row; a header with it but without the part columns is refused.
 """
 from __future__ import annotations
 
@@ -17,8 +19,11 @@ from pathlib import Path
 
 HEADLINE = "4096x4096x4096"  # Part I's headline problem (the `problem` column)
 CONV_HEADLINE = "seed_3x3"   # Part II's headline layer
+# Part III's default graph: the R-MAT graph of web-Stanford's size with the default seed, named as
+# common/include/tut/gcn/graph.hpp names it. The tables and charts prefer it (gcn_headline).
+GCN_HEADLINE = "rmat_281903_2312497_s1"
 
-PARTS = ("gemm", "conv")
+PARTS = ("gemm", "conv", "gcn")
 
 # Columns the plots need, with their types. The CSV may have more (it is appended to over time).
 COLUMNS = {
@@ -33,6 +38,16 @@ COLUMNS = {
 # Appended to the header when Part II arrived, in this order. alt_baseline_time_ms is empty where a
 # row has no second baseline (every GEMM row); it is read as None.
 PART_COLUMNS = ("part", "alt_baseline", "alt_baseline_time_ms")
+# Appended when Part III arrived: GB/s of a device-to-device copy (bytes read + written / time),
+# measured in the row's process; empty (or 0) where a binary did not measure it. Read as None then.
+COPY_COLUMN = "copy_gbps"
+
+# The whole header as the binaries write it today, in order (common/src/core/csv.cpp,
+# result_columns(); a test checks the two agree). torch_gcn.py writes its rows with it.
+HEADER = ("gpu", "cuda", "chapter", "step", "problem", "m", "n", "k", "time_ms_median", "time_ms_min",
+          "time_ms_max", "gflops", "gbps", "baseline", "baseline_time_ms", "ratio_to_baseline", "pct_of_peak",
+          "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "peak_gflops", "peak_gbps",
+          *PART_COLUMNS, COPY_COLUMN)
 
 
 class CsvError(Exception):
@@ -78,6 +93,25 @@ class Row:
         return self.gflop / time_ms if time_ms and time_ms > 0 else float("nan")
 
     @property
+    def gbytes(self) -> float:
+        """The problem's minimum traffic in units of 10^9 bytes (from the rate and the time)."""
+        return self.gbps * self.time_ms_median * 1e-3
+
+    def gbps_at(self, time_ms: float) -> float:
+        """The bandwidth of this row's minimum bytes moved in time_ms (a baseline's time, say)."""
+        return self.gbytes / (time_ms * 1e-3) if time_ms and time_ms > 0 else float("nan")
+
+    @property
+    def copy_ratio(self) -> float:
+        """gbps / copy_gbps: the share of the copy bandwidth measured in the same process (nan without one)."""
+        return self.gbps / self.copy_gbps if self.copy_gbps else float("nan")
+
+    @property
+    def floor_ms(self) -> float:
+        """The memory floor: the minimum bytes moved at the copy bandwidth, gbps * time / copy_gbps."""
+        return self.gbps * self.time_ms_median / self.copy_gbps if self.copy_gbps else float("nan")
+
+    @property
     def alt_ratio(self) -> float:
         """alt_baseline_time_ms / time_ms_median: like ratio_to_baseline, for the second baseline."""
         if self.alt_baseline_time_ms is None:
@@ -114,7 +148,11 @@ def load(path: str | Path) -> list[Row]:
             absent = [c for c in PART_COLUMNS if c not in header]
             raise CsvError(f"{path}:1: has column(s) {', '.join(present)} but not {', '.join(absent)}: a header "
                            f"either ends at peak_gbps (rows read as part gemm) or has all of {', '.join(PART_COLUMNS)}")
+        if COPY_COLUMN in header and not present:
+            raise CsvError(f"{path}:1: has column {COPY_COLUMN} but not {', '.join(PART_COLUMNS)}: a header "
+                           f"with {COPY_COLUMN} has the part columns before it")
         old_header = not present  # written before Part II: every row is Part I
+        has_copy = COPY_COLUMN in header
         rows = []
         for record in reader:
             line = reader.line_num
@@ -152,10 +190,58 @@ def load(path: str | Path) -> list[Row]:
                     raise CsvError(f"{path}:{line}: columns 'alt_baseline' and 'alt_baseline_time_ms' must be both "
                                    f"empty or both set, got {raw['alt_baseline']!r} and {raw['alt_baseline_time_ms']!r}")
                 fields["alt_baseline_time_ms"] = alt
+            fields[COPY_COLUMN] = None
+            if has_copy:
+                try:
+                    copy = _optional_float(raw[COPY_COLUMN])
+                except ValueError:
+                    raise CsvError(f"{path}:{line}: column '{COPY_COLUMN}' is not a number: "
+                                   f"{raw[COPY_COLUMN]!r}") from None
+                if copy is not None and not copy >= 0:
+                    raise CsvError(f"{path}:{line}: column '{COPY_COLUMN}' must be >= 0 or empty, "
+                                   f"got {raw[COPY_COLUMN]!r}")
+                fields[COPY_COLUMN] = copy or None  # 0: not measured
             rows.append(Row(fields))
     if not rows:
         raise CsvError(f"{path}: no result rows")
     return rows
+
+
+def append_row(path: str | Path, values: dict) -> None:
+    """Appends one row (column -> text; the columns it does not name are left empty) by the rule the
+    binaries follow (common/src/core/csv.cpp, append_csv_row): a new or empty file gets HEADER first;
+    a file whose header is the first columns of HEADER is migrated first (rewritten with HEADER, its
+    rows extended: part = gemm where it had no part column, every other new column empty); a file
+    with any other header is refused with CsvError and left as it was."""
+    unknown = [c for c in values if c not in HEADER]
+    if unknown:
+        raise ValueError(f"not a results column: {', '.join(unknown)}")
+    path = Path(path)
+    header: list[str] = []
+    if path.is_file():
+        with path.open(newline="") as f:
+            header = next(csv.reader(f), [])
+    if header and header != list(HEADER):
+        if len(header) >= len(HEADER) or header != list(HEADER[: len(header)]):
+            raise CsvError(f"{path}:1: the header differs from the current one ({','.join(HEADER)}); "
+                           f"write to a new file")
+        with path.open(newline="") as f:
+            old = list(csv.reader(f))[1:]
+        legacy = {"part": "gemm"}
+        extra = [legacy.get(c, "") for c in HEADER[len(header):]]
+        tmp = path.with_name(path.name + ".migrating")
+        with tmp.open("w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(HEADER)
+            w.writerows(rec + extra for rec in old if rec)
+        tmp.replace(path)
+        print(f"csv: {path} migrated to the current header ({len(old)} rows, {len(extra)} column(s) added)")
+    new = not header
+    with path.open("a", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        if new:
+            w.writerow(HEADER)
+        w.writerow([values.get(c, "") for c in HEADER])
 
 
 def of_part(rows, part: str) -> list[Row]:
@@ -239,13 +325,70 @@ def unfused_chapter(r: Row) -> str | None:
     return m.group(1) if m else None
 
 
+def part_precision(part: str) -> str:
+    """The arithmetic a part compares in: FP32 FMA for Parts I and II, FP64 for Part III."""
+    return "FP64" if part == "gcn" else "FP32"
+
+
 def precision(r: Row) -> str:
-    """The arithmetic a row's comparison is in, from its baselines' names: 'FP32' unless a name
-    mentions a lower precision or tensor-core math (TF32, FP16, BF16, FP8) other than to exclude it
-    ('no TF32'). Part I and Part II compare FP32 FMA against FP32 FMA; a row that does not is kept
-    out of the FP32 charts and tables, and the plots say so."""
+    """The arithmetic a row's comparison is in, from its baselines' names: its part's (FP32, or FP64
+    for gcn) unless a name mentions a lower precision or tensor-core math (TF32, FP16, BF16, FP8)
+    other than to exclude it ('no TF32'). Part I and Part II compare FP32 FMA against FP32 FMA; a
+    row that does not is kept out of its part's charts and tables, and the plots say so."""
     text = f"{r.baseline} {r.alt_baseline}".upper().replace("NO TF32", "")
     for p in ("TF32", "FP16", "BF16", "FP8"):
         if p in text:
             return p
-    return "FP32"
+    return part_precision(r.part)
+
+
+# ----------------------------------------------------------------------------------------------
+# Part III: GCN inference, FP64. Every step is bandwidth-bound: its row's gbps is the step's minimum
+# bytes (common/include/tut/gcn/reference.hpp) over its median time, copy_gbps the ceiling measured
+# in the same process. Each chapter computes one piece of the layer, its kind (below), and is timed
+# against that piece's library baseline: cuBLAS DGEMM (skinny GEMM), cuSPARSE's fastest CSR algorithm
+# (SpMM; alt: its default), cuDNN's log softmax or a plain kernel without cuDNN (LogSoftmax), the
+# library pipeline (the layer). Rows that plots/torch_gcn.py appends time PyTorch's layer (chapter
+# "torch_layer") and PyTorch Geometric's GCNConv ("pyg_gcnconv"); they are in no chapters.tsv.
+
+# (kind, first chapter, last chapter): the one place that says which chapters compute which piece.
+GCN_KINDS = (("skinny GEMM", 22, 25), ("SpMM", 26, 27), ("LogSoftmax", 28, 28), ("layer", 29, 29))
+GCN_OTHER = "other"  # a gcn chapter outside the ranges above
+TORCH_CHAPTERS = ("torch_layer", "pyg_gcnconv")
+
+
+def gcn_kind(chapter: str) -> str | None:
+    """'27_spmm_warp_per_row' -> 'SpMM'; a PyTorch row -> 'layer' (it computes the whole layer);
+    another chapter number -> 'other'; a name that is no chapter -> None."""
+    if chapter in TORCH_CHAPTERS:
+        return "layer"
+    if not is_chapter(chapter):
+        return None
+    n = int(chapter[:2])
+    return next((kind for kind, lo, hi in GCN_KINDS if lo <= n <= hi), GCN_OTHER)
+
+
+def gcn_kind_order() -> list[str]:
+    return [kind for kind, _, _ in GCN_KINDS] + [GCN_OTHER]
+
+
+def is_torch(r: Row) -> bool:
+    return r.chapter in TORCH_CHAPTERS
+
+
+def gcn_headline(rows) -> str | None:
+    """The problem Part III's tables and charts show: GCN_HEADLINE when any chapter ran it; else the
+    problem the most chapters ran (among equals, the one run last); else the PyTorch rows' (None
+    without rows)."""
+    rows = list(rows)
+    chapters = [r for r in rows if r.is_chapter] or rows
+    if not chapters:
+        return None
+    if any(r.problem == GCN_HEADLINE for r in chapters):
+        return GCN_HEADLINE
+    count: dict[str, set] = {}
+    newest: dict[str, str] = {}
+    for r in chapters:
+        count.setdefault(r.problem, set()).add(r.chapter)
+        newest[r.problem] = max(newest.get(r.problem, ""), r.timestamp)
+    return max(count, key=lambda p: (len(count[p]), newest[p]))

@@ -124,7 +124,8 @@ def replace_field(line: str, column: str, value: str, header: str) -> str:
 @pytest.mark.parametrize("mutate, message", [
     (lambda h, lines: [h.replace(",alt_baseline_time_ms", "")] + [line.rsplit(",", 1)[0] for line in lines],
      "1: has column(s) part, alt_baseline but not alt_baseline_time_ms"),
-    (lambda h, lines: [h] + [replace_field(lines[-1], "part", "gcn", h)], ":2: column 'part' must be one of gemm, conv, got 'gcn'"),
+    (lambda h, lines: [h] + [replace_field(lines[-1], "part", "graph", h)],
+     ":2: column 'part' must be one of gemm, conv, gcn, got 'graph'"),
     (lambda h, lines: [h] + [replace_field(lines[-1], "alt_baseline_time_ms", "quick", h)],
      ":2: column 'alt_baseline_time_ms' is not a number: 'quick'"),
     (lambda h, lines: [h] + [replace_field(lines[-1], "alt_baseline_time_ms", "-1", h)],
