@@ -7,6 +7,7 @@
 #   scripts/variant.sh 09_double_buffering BLOCK_K=8
 #   scripts/variant.sh 08_warp_tiling BLOCK_K=32
 #   scripts/variant.sh 19_implicit_gemm_double_buffer BLOCK_K=8     (conv chapters: every layer)
+#   scripts/variant.sh 27_spmm_warp_per_row IN_FLIGHT=16             (gcn chapters: the default graph)
 #
 # NAME is a `constexpr int NAME = ...;` of the chapter's kernel.cuh. The copy is compiled and linked
 # with the chapter's own commands, read from the build (compile_commands.json, Ninja), so its flags
@@ -75,6 +76,8 @@ if [ "$part" = conv ]; then  # every layer of the table
   for layer in $("$dir/$name" --layer list | awk 'NR > 1 {print $1}'); do
     "$dir/$name" --layer "$layer" --csv "$csv" | grep -E "^$name|^cuDNN"
   done
+elif [ "$part" = gcn ]; then  # the default graph
+  "$dir/$name" --csv "$csv" | grep -E "^$name|^cu|^lib|^log|^memory"
 else
   for mnk in "4096 4096 4096" "2048 2048 2048" "8192 8192 8192" "4095 4095 4095" "4097 4093 4099"; do
     read -r m n k <<<"$mnk"
