@@ -78,9 +78,10 @@ static_assert(THREAD_COLS == 4, "a lane's columns are two double2");
 // 16-byte accesses move two doubles.
 constexpr int VEC = 2;
 // Shared layouts, in doubles. A tile row is padded by X_PAD doubles: 1040 bytes, 65 16-byte bank
-// groups, so that rows r and r + 1 start one group apart and a 16-byte load by 8 lanes on 8 rows
-// (r, r+8, ... differ by 8 rows: also one group apart mod 8) hits 8 different groups. The partial
-// sums (H's layout, rows of F_OUT) are padded by P_PAD: 144 bytes, 9 groups, for the same reason.
+// groups, so that rows r and r + 1 start one group apart (mod 8). A warp's 16-byte load of X reads the
+// same k of 8 consecutive rows (lane_row = 0..7, the 4 lane_cols of a row sharing its address): 8
+// different groups, one pass. Unpadded, the 8 rows would all start in group 0. The partial sums
+// (H's layout, rows of F_OUT) are padded by P_PAD to 144 bytes, 9 groups, for the same reason.
 constexpr int X_PAD = 2;
 constexpr int X_STRIDE = F_IN + X_PAD;  // 130
 constexpr int P_PAD = 2;
