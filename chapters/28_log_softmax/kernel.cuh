@@ -3,7 +3,7 @@
 // What changed:  the third piece of the GCN layer, out = log_softmax(Z) row by row, on its own
 //                (no bias: chapter 29 adds it). Per row of F values, the stable form:
 //                  m = max_c z_c,  s = sum_c exp(z_c - m),  out_c = (z_c - m) - log(s).
-//                Against the naive mapping, one thread per row (the README's starting point), a
+//                Against the naive mapping, one thread per row (the harness's second baseline), a
 //                row is owned by a lane group of GROUP lanes (the next power of two >= F, at most
 //                32), one value per lane: for F = 16 a warp holds two rows, and each of its loads
 //                and stores is the two rows' 256 contiguous bytes. The max and the sum are
