@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make profile CHAPTER=NN [PROFILE_ARGS="--m .. --n .. --k .." or "--layer NAME"]: Nsight Compute on one chapter's
+# make profile CHAPTER=NN [PROFILE_ARGS="--m .. --n .. --k ..", "--layer NAME" or "--graph FILE"]: Nsight Compute on one chapter's
 # kernel at its headline size (or the given one). The clocks are left as the GPU sets them
 # (--clock-control none), so the profiled kernel runs as it does when timed.
 #   - the full report:   <build>/profile/<chapter>.ncu-rep   (open it with ncu-ui, or ncu --import)
@@ -53,6 +53,8 @@ metrics=(
   smsp__sass_inst_executed_op_shared_ld.sum
   smsp__sass_inst_executed_op_shared_st.sum
   smsp__sass_thread_inst_executed_op_ffma_pred_on.sum
+  smsp__sass_thread_inst_executed_op_dfma_pred_on.sum
+  sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active
   smsp__inst_executed.sum
   smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio
   smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio

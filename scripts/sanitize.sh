@@ -4,7 +4,8 @@
 # synccheck (illegal barriers). Small shapes only: the tools slow kernels by orders of magnitude,
 # and races and bounds errors show at small sizes as well as large ones. Logs: <build>/sanitize/.
 set -uo pipefail
-build=${1:?usage: sanitize.sh BUILD_DIR}
+build=${1:?usage: sanitize.sh BUILD_DIR [PART]}
+only=${2:-all}   # gemm, conv, gcn: that part's steps only
 manifest=$build/chapters.tsv
 [ -f "$manifest" ] || { echo "sanitize: $manifest not found: build first"; exit 2; }
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -14,6 +15,7 @@ mkdir -p "$build/sanitize"
 failures=0
 while IFS=$'\t' read -r kind part name title binary source; do
   [ "$kind" = "chapter" ] || continue   # baselines are the vendor's code
+  [ "$only" = all ] || [ "$only" = "$part" ] || continue
   for tool in memcheck racecheck synccheck; do
     extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
