@@ -13,13 +13,16 @@
 //                columns) over its warp's quarter, writes the partial sums over the start of that
 //                quarter (no separate buffer), and after the block's one barrier per tile the 4 partial
 //                sums of each element are added in a fixed order by threads that then store H with
-//                16-byte stores. Persistent blocks (PERSISTENT = 1): BLOCKS_PER_SM = 1 per SM, taking
-//                tiles blockIdx.x, + gridDim.x, ..., with STAGES = 3 tile buffers: two tiles in flight
-//                while one is multiplied. The copies of X carry an L2 evict-first hint (EVICT_FIRST).
+//                16-byte stores. One block per tile (PERSISTENT = 0, the default): 8810 blocks on the
+//                default graph, BLOCKS_PER_SM = 4 resident per SM (49,664 bytes of shared memory
+//                each), the block scheduler refilling an SM as blocks finish, so four tiles are in
+//                flight per SM and the last wave is 32 rows deep. (PERSISTENT = 1: blocks that loop
+//                over the tiles with STAGES buffers, STAGES - 1 tiles in flight; measured slower, see
+//                the README.) The copies of X carry an L2 evict-first hint (EVICT_FIRST).
 // Prediction:    at the bandwidth: X (288.6 MB) read once, H (36.1 MB) written once, W (16 KB per
 //                block) from L2: 324.8 MB, 0.108 ms at 3.0 TB/s; expected 95% to 100% of the copy
-//                bandwidth measured in the same run, at or above cuBLAS. Bytes in flight: 64 KB per SM
-//                (two 32 KB tiles; Little's law at ~3 TB/s and ~1 us asks for ~23 KB per SM). Per SM
+//                bandwidth measured in the same run, at or above cuBLAS. Bytes in flight: up to 128 KB
+//                per SM (four 32 KB tiles; Little's law at ~3 TB/s and ~1 us asks for ~23 KB). Per SM
 //                and 32-row tile, the DRAM needs about 3,200 cycles (36 KB at 11.5 B per cycle: 3.0 TB/s
 //                / 132 SMs / 1.98 GHz); shared memory serves 1,500 to 2,000 wavefronts (the products
 //                1,024 to 1,536, the copies 256, the partial sums 256) and the FP64 pipe of each
@@ -33,9 +36,9 @@
 // Assumes:       F_in = 128 and F_out = 16 (the tile, the warps' quarters and the lane layout are
 //                compiled for them; refuses anything else); any V >= 0 (rows past V are copied as
 //                zeros and never stored); x, w and out 16-byte aligned (cudaMalloc'd), not overlapping;
-//                a GPU that gives a block 116,224 bytes of shared memory (sm_80, sm_90, sm_100; the
-//                launch fails with a CUDA error elsewhere); sm_80 or newer for the L2 cache hint.
-//                138 registers, no spill.
+//                a GPU that gives a block 49,664 bytes of shared memory (116,224 for the persistent
+//                variant) and sm_80 or newer for the L2 cache hint. 100 registers (the persistent
+//                variant 138), no spill.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -26,16 +26,17 @@
 //                of it pass 2 finds in L2. Pass 1 moves 324.8 MB at the copy rate, as chapter 25:
 //                0.10 to 0.11 ms. Pass 2 is chapter 27's kernel, 104.4 MB of minimum traffic but
 //                bound by its gathers (332 MB of 128-byte rows of H from L2 or L1) and its issue
-//                slots (about 22 M warp instructions), plus the epilogue: 380 instructions per
-//                short-row warp of 16 rows (cuobjdump -sass, executed path; 126 on the FP64 pipe,
-//                8 exps and a log per lane), 17,619 warps, 6.7 M instructions, 6.4 us of issue over
-//                528 schedulers at 1.98 GHz if none of it hid behind the gathers; the long rows'
-//                4,736 x 214 = 1.0 M more. Pass 2: chapter 27's time plus 2 to 8 us. The layer:
-//                0.16 to 0.19 ms, 1.35x to 1.6x the floor's time.
+//                slots (about 22 M warp instructions), plus the epilogue: 504 instructions per
+//                short-row warp of 16 rows (cuobjdump -sass, executed path; 207 on the FP64 pipe,
+//                8 exps and one log per lane), 17,619 warps, 8.9 M instructions, 8.5 us of issue
+//                over 528 schedulers at 1.98 GHz if none of it hid behind the gathers; the long
+//                rows' 4,736 x 181 = 0.86 M more. (Per row where it ends: 181 per row, 2,896 per
+//                warp of 16 rows, 51 M in all.) Pass 2: chapter 27's time plus 3 to 9 us. Pass 1
+//                plus pass 2: 0.155 to 0.19 ms, 1.3x to 1.6x the floor's time.
 // Metric:        dram__bytes_read.sum + dram__bytes_write.sum over the step's kernels between 357 MB
 //                (H kept in L2) and 429 MB (H through DRAM); lts__t_sector_hit_rate.pct of
 //                spmm_kernel above chapter 27's (H's first touches hit too); smsp__inst_executed.sum
-//                of spmm_kernel: chapter 27's plus about 7.7 M; gpu__time_duration.sum of
+//                of spmm_kernel: chapter 27's plus about 9.8 M; gpu__time_duration.sum of
 //                xw_coalesced_kernel against chapter 25's kernel and of spmm_kernel against
 //                chapter 27's.
 // Assumes:       F_in = 128 and F_out = 16 (both passes are compiled for them; refuses anything
@@ -45,7 +46,7 @@
 //                49,664 bytes of dynamic shared memory (sm_80 or newer, which the L2 hint needs too).
 //                Workspace (workspace()): H (V x 16 doubles, 36.1 MB on the default graph) then
 //                chapter 27's two counters and piece list (6.7 MB). Registers (-Xptxas -v, sm_90):
-//                pass 1 100, spmm_kernel 64 (its cap), plan 20; no spills.
+//                pass 1 102, spmm_kernel 64 (its cap), plan 20; no spills.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -443,7 +444,7 @@ __device__ __forceinline__ double row_sum(double v) {
 // One row, chapter 27's store_row with the epilogue in front: called by the whole warp together, both
 // halves holding row y (lane c and lane 16 + c: feature c, the same bits). Both halves compute the
 // same thing side by side and every lane stores, two lanes per value with the same bits, one 128-byte
-// request. About 214 warp instructions: fine for the long rows, which are few.
+// request. 181 warp instructions (cuobjdump -sass): fine for the long rows, which are few.
 __device__ __forceinline__ void bias_log_softmax_row(double* __restrict__ row_out, int feat, double y,
                                                      const double* __restrict__ b) {
   const double t = y + __ldg(b + feat);
@@ -521,8 +522,9 @@ struct Entry {
 // bit e set where entry e ends a row (a ballot, the same in every lane): there the two halves' sums
 // of the row are added with one shuffle (each half gets the same total: a + b == b + a), the row is
 // staged for the epilogue (st.rows[end_of][feat]: every lane stores, lanes c and 16 + c the same bits
-// to the same place; chapter 27 stored it to memory here) and both halves start the next row from 0. Staged entries past `count` are
-// {0, 0, -1} and their rows of H are not loaded (zv = 0): their FMA adds 0 * 0, they end no row.
+// to the same place; chapter 27 stored it to memory here) and both halves start the next row from
+// 0. Staged entries past `count` are {0, 0, -1} and their rows of H are not loaded (zv = 0): their FMA
+// adds 0 * 0, they end no row.
 template <bool ROW_ENDS>
 __device__ __forceinline__ double walk_chunk(Stage& st, unsigned ends, int count, const double* __restrict__ z_lane,
                                              int half, int feat, double acc) {
@@ -568,7 +570,9 @@ __device__ __forceinline__ Entry load_stream_entry(int pos, int total, const Sta
                                                    const double* __restrict__ values) {
   Entry e{0.0, 0, -1};
   if (pos < total) {
-    // The row of pos: the last i with start[i] <= pos. A binary search: 4 steps for 16 rows.
+    // The row of pos: the last i with start[i] <= pos (start never decreases and start[0] = 0; a row
+    // that occupies no position shares its start with the next row, so the last such i is the row
+    // that holds pos). A binary search: 4 steps for 16 rows.
     int i = 0;
 #pragma unroll
     for (int step = SEARCH_TOP; step > 0; step /= 2) {
