@@ -851,6 +851,9 @@ def gcn_layer_chart(chapters: list[Row], torch_rows: list[Row], libs: dict[str, 
     entries += [(label(r), r.time_ms_median, KIND_COLOURS["layer"]) for r in layer]
     if "layer" in libs:
         entries.append((libs["layer"].name, libs["layer"].ms, LIBRARY_COLOUR))
+        # The second baseline (the same pipeline with a plain bias + log_softmax kernel), where timed.
+        if libs["layer"].has_alt:
+            entries.append((libs["layer"].alt_name, libs["layer"].alt_ms, LIBRARY_COLOUR))
     for r in torch_rows:
         other = f" (CUDA {r.cuda})" if r.cuda != ref.cuda else ""
         entries.append((r.step + other, r.time_ms_median, TORCH_COLOUR))

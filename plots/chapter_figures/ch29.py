@@ -1,7 +1,8 @@
 """Chapter 29: the GCN layer's data flow. The library pipeline (four kernels: DGEMM, SpMM, bias,
-log-softmax) against the fused layer (two passes: the GEMM, then the SpMM with bias + log_softmax in its
-epilogue), drawn as transfers between global memory and the SMs, each arrow as wide as the bytes it
-moves; below, the bytes of each pipeline against the floor.
+log-softmax) against the fused layer (the plan kernel over indptr, then two passes: the GEMM, then the
+SpMM with bias + log_softmax in its epilogue, batched 16 rows per short-row warp), drawn as transfers
+between global memory and the SMs, each arrow as wide as the bytes it moves; below, the bytes of each
+pipeline (and of the library pipeline with the plain bias + log_softmax kernel) against the floor.
 
 The byte counts are computed here from the default graph's sizes, as the chapter's README computes them
 (each tensor counted once, MB = 10^6 bytes, FP64, int32 indices). No measurement.
@@ -31,7 +32,9 @@ A_MB = (4 * (V + 1) + 4 * NNZ + 8 * NNZ) / MB  # 32.3: indptr, indices, values
 ROWS_MB = 8 * V * F_OUT / MB  # 36.1: H, Y or out, V x 16 doubles
 FLOOR_MB = X_MB + W_MB + B_MB + A_MB + ROWS_MB  # 357.0: gcn_layer_cost
 FUSED_MB = FLOOR_MB + 2 * ROWS_MB  # 429.2: + H written and read once
-LIBRARY_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (2 * ROWS_MB + B_MB) + 2 * ROWS_MB  # 573.6
+INDPTR_MB = 4 * (V + 1) / MB  # 1.1: read by the plan kernel (and again by pass 2, from L2)
+LIBRARY_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (2 * ROWS_MB + B_MB) + 2 * ROWS_MB  # 573.5
+PLAIN_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (ROWS_MB + B_MB + ROWS_MB)  # 501.4
 
 X_COLOUR = "#6baed6"
 W_COLOUR = "#fd8d3c"
@@ -91,8 +94,11 @@ def _mem(ax, top, bottom, text, colour, dashed=False):
     _box(ax, MEM_X0, top, MEM_X1, bottom, text, MEMORY_FC, ec=colour, lw=2, ls=(0, (4, 2)) if dashed else "-")
 
 
+HEIGHT = 14.8
+
+
 def _library(ax):
-    height = 13.6
+    height = HEIGHT
     _frame(ax, f"the library pipeline: four kernels, H and Y in memory\n{LIBRARY_MB:.1f} MB at least "
                f"({LIBRARY_MB / FLOOR_MB:.2f}× the floor)", height)
     # 1 DGEMM
@@ -120,44 +126,56 @@ def _library(ax):
     _mem(ax, 10.6, 11.8, f"out  {ROWS_MB:.1f} MB", OUT_COLOUR)
     _flow(ax, (SM_X0 - 0.05, 11.0), (MEM_X1 + 0.05, 11.2), ROWS_MB, OUT_COLOUR, f"out written {ROWS_MB:.1f}")
     ax.text(0.0, 12.6, "4 launches; H and Y each make round trips through memory", fontsize=8, color="#444444")
+    ax.text(0.0, 13.3, "second baseline (\"% plain\"): bias + log-softmax in one plain kernel,\n"
+            f"one thread per row: Y written and read once, {PLAIN_MB:.1f} MB ({PLAIN_MB / FLOOR_MB:.2f}× the floor)",
+            fontsize=8, color="#444444", va="top")
 
 
 def _fused(ax):
-    height = 13.6
-    _frame(ax, f"chapter 29: two passes, the epilogue in the SpMM\n{FUSED_MB:.1f} MB with H through DRAM "
+    height = HEIGHT
+    _frame(ax, f"chapter 29: the plan, then two passes, the epilogue in the SpMM\n{FUSED_MB:.1f} MB with H through DRAM "
                f"({FUSED_MB / FLOOR_MB:.2f}× the floor), {FLOOR_MB:.1f} MB if H stays in L2", height)
+    # the plan kernel, first: it reads only indptr
+    _kernel(ax, 0.0, 0.95, "plan kernel (chapter 27)", "lists the long rows' pieces; runs before pass 1")
+    _mem(ax, 0.1, 0.75, f"indptr  {INDPTR_MB:.1f} MB", A_COLOUR)
+    _flow(ax, (MEM_X1 + 0.05, 0.42), (SM_X0 - 0.05, 0.5), INDPTR_MB, A_COLOUR, "indptr")
     # pass 1
-    _kernel(ax, 0.0, 2.6, "pass 1: chapter 25's GEMM", "H = X W;  X's lines evict-first in L2")
-    _mem(ax, 0.0, 1.1, f"X  {V}×{F_IN}\n{X_MB:.1f} MB", X_COLOUR)
-    _mem(ax, 1.3, 1.8, f"W  {W_MB * 1e3:.0f} KB", W_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 0.55), (SM_X0 - 0.05, 0.8), X_MB, X_COLOUR, f"X read {X_MB:.1f}")
-    _flow(ax, (MEM_X1 + 0.05, 1.55), (SM_X0 - 0.05, 1.4), W_MB, W_COLOUR, "W")
-    _mem(ax, 2.1, 3.5, f"H  in the workspace\n{ROWS_MB:.1f} MB: fits in the\n50 MB L2", H_COLOUR, dashed=True)
-    _flow(ax, (SM_X0 - 0.05, 2.3), (MEM_X1 + 0.05, 2.5), ROWS_MB, H_COLOUR, f"H written {ROWS_MB:.1f}", dashed=True)
+    _kernel(ax, 1.25, 3.85, "pass 1: chapter 25's GEMM", "H = X W: a block per 32-row tile, a warp\nper quarter of F_in; X's copies evict-first in L2")
+    _mem(ax, 1.25, 2.35, f"X  {V}×{F_IN}\n{X_MB:.1f} MB", X_COLOUR)
+    _mem(ax, 2.55, 3.05, f"W  {W_MB * 1e3:.0f} KB", W_COLOUR)
+    _flow(ax, (MEM_X1 + 0.05, 1.8), (SM_X0 - 0.05, 2.15), X_MB, X_COLOUR, f"X read {X_MB:.1f}")
+    _flow(ax, (MEM_X1 + 0.05, 2.8), (SM_X0 - 0.05, 2.75), W_MB, W_COLOUR, "W")
+    _mem(ax, 3.35, 4.75, f"H  in the workspace\n{ROWS_MB:.1f} MB: fits in the\n50 MB L2", H_COLOUR, dashed=True)
+    _flow(ax, (SM_X0 - 0.05, 3.55), (MEM_X1 + 0.05, 3.75), ROWS_MB, H_COLOUR, f"H written {ROWS_MB:.1f}", dashed=True)
     # pass 2
-    _kernel(ax, 3.6, 12.2, "pass 2: chapter 27's SpMM + epilogue", "y = A_hat H, row by row, in registers")
-    _mem(ax, 4.4, 5.4, f"A_hat  CSR\n{A_MB:.1f} MB", A_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 3.3), (SM_X0 - 0.05, 4.4), ROWS_MB, H_COLOUR, f"H read ≥ {ROWS_MB:.1f}", dashed=True)
-    _flow(ax, (MEM_X1 + 0.05, 4.9), (SM_X0 - 0.05, 5.3), A_MB, A_COLOUR, f"A_hat read {A_MB:.1f}")
+    _kernel(ax, 4.85, 13.4, "pass 2: chapter 27's SpMM + epilogue", "y = A_hat H: a warp per 16 rows, or per piece")
+    _mem(ax, 5.65, 6.65, f"A_hat  CSR\n{A_MB:.1f} MB", A_COLOUR)
+    _flow(ax, (MEM_X1 + 0.05, 4.55), (SM_X0 - 0.05, 5.65), ROWS_MB, H_COLOUR, f"H read ≥ {ROWS_MB:.1f}", dashed=True)
+    _flow(ax, (MEM_X1 + 0.05, 6.15), (SM_X0 - 0.05, 6.55), A_MB, A_COLOUR, f"A_hat read {A_MB:.1f}")
     steps = [
-        ("gather: y_c += a_vj · H[j][c]\n(16 lanes, one feature each)", 5.9),
-        ("stage the row (short rows: 8 per group)", 6.9),
-        ("t_c = y_c + b_c;  m = max t  (4 shuffle steps)", 7.7),
-        ("s = Σ exp(t_c − m)  (4 shuffle steps)", 8.5),
-        ("log s: once per group of 8 rows, shuffled", 9.3),
-        ("out_c = (t_c − m) − log s:  one store", 10.3),
+        ("gather: y_c += a_vj · H[j][c]\n(half a warp per row, entries in pairs)", 7.05),
+        ("short rows: the finished row staged in\nshared memory (16 rows per warp, 2 KB)", 8.05),
+        ("t = y + b: 8 lanes × 2 features per row,\n4 rows per instruction;  m = max t (3 shuffles)", 9.05),
+        ("s = Σ exp(t − m)  (3 shuffle steps)", 10.05),
+        ("log s: once per lane, 16 rows per warp", 10.85),
+        ("out = (t − m) − log s:  16-byte stores,\n4 rows (512 bytes) per instruction", 11.65),
     ]
     cx = (SM_X0 + SM_X1) / 2 + 0.1
+    tops = []
     for k, (text, y) in enumerate(steps):
-        _box(ax, SM_X0 + 0.25, y, SM_X1 - 0.15, y + 0.6, text, REGISTER_FC, fontsize=7.3)
-        if k + 1 < len(steps):
-            ax.add_patch(FancyArrowPatch((cx, y + 0.6), (cx, steps[k + 1][1]), arrowstyle="-|>", mutation_scale=9,
-                                         lw=1.0, color="#444444", shrinkA=0, shrinkB=0))
-    _mem(ax, 7.5, 8.0, "b  16 doubles", OUT_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 7.75), (SM_X0 + 0.2, 7.95), B_MB, OUT_COLOUR, "b")
-    _mem(ax, 10.2, 11.4, f"out  {ROWS_MB:.1f} MB", OUT_COLOUR)
-    _flow(ax, (SM_X0 + 0.2, 10.6), (MEM_X1 + 0.05, 10.8), ROWS_MB, OUT_COLOUR, f"out written {ROWS_MB:.1f}")
-    ax.text(0.0, 12.6, "3 kernels + a 4-byte reset; Y and t never reach memory", fontsize=8, color="#444444")
+        bottom = y + (0.8 if "\n" in text else 0.55)
+        tops.append((y, bottom))
+        _box(ax, SM_X0 + 0.25, y, SM_X1 - 0.15, bottom, text, REGISTER_FC, fontsize=7.3)
+    for k in range(len(tops) - 1):
+        ax.add_patch(FancyArrowPatch((cx, tops[k][1]), (cx, tops[k + 1][0]), arrowstyle="-|>", mutation_scale=9,
+                                     lw=1.0, color="#444444", shrinkA=0, shrinkB=0))
+    ax.text(SM_X0 + 0.25, 12.75, "long rows (4,736): the same, one row at a time,\nboth halves of the warp side by side",
+            fontsize=7.3, color="#444444", va="top")
+    _mem(ax, 9.0, 9.5, "b  16 doubles", OUT_COLOUR)
+    _flow(ax, (MEM_X1 + 0.05, 9.25), (SM_X0 + 0.2, 9.45), B_MB, OUT_COLOUR, "b")
+    _mem(ax, 11.5, 12.7, f"out  {ROWS_MB:.1f} MB", OUT_COLOUR)
+    _flow(ax, (SM_X0 + 0.2, 11.9), (MEM_X1 + 0.05, 12.1), ROWS_MB, OUT_COLOUR, f"out written {ROWS_MB:.1f}")
+    ax.text(0.0, 13.8, "3 kernels + an 8-byte reset; Y and t never reach memory", fontsize=8, color="#444444")
 
 
 def _bars(ax):
@@ -166,14 +184,17 @@ def _bars(ax):
         ("A_hat read", A_MB, A_COLOUR, None),
         ("out written", ROWS_MB, OUT_COLOUR, None),
         ("H written + read", 2 * ROWS_MB, H_COLOUR, "//"),
-        ("Y written + read, twice", 4 * ROWS_MB, Y_COLOUR, "\\\\"),
+        ("Y written + read", 2 * ROWS_MB, Y_COLOUR, "\\\\"),
+        ("Y written + read, again", 2 * ROWS_MB, "#fb6a4a", "\\\\"),
     ]
     bars = [
         ("floor (gcn_layer_cost)", ["X + W + b read", "A_hat read", "out written"]),
         ("chapter 29, H kept in L2", ["X + W + b read", "A_hat read", "out written"]),
         ("chapter 29, H through DRAM", ["X + W + b read", "A_hat read", "out written", "H written + read"]),
-        ("library pipeline", ["X + W + b read", "A_hat read", "out written", "H written + read",
-                              "Y written + read, twice"]),
+        ("library, plain kernel (% plain)", ["X + W + b read", "A_hat read", "out written", "H written + read",
+                                             "Y written + read"]),
+        ("library pipeline (cuDNN)", ["X + W + b read", "A_hat read", "out written", "H written + read",
+                                      "Y written + read", "Y written + read, again"]),
     ]
     lookup = {name: (mb, colour, hatch) for name, mb, colour, hatch in parts}
     for row, (name, names) in enumerate(bars):
@@ -193,13 +214,13 @@ def _bars(ax):
     ax.tick_params(axis="x", labelsize=8)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.legend(handles=[Patch(fc=c, hatch=h, ec="white", label=n) for n, _, c, h in parts], fontsize=8, ncol=5,
+    ax.legend(handles=[Patch(fc=c, hatch=h, ec="white", label=n) for n, _, c, h in parts], fontsize=8, ncol=6,
               frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3))
 
 
 def data_flow(path: Path) -> None:
-    fig = plt.figure(figsize=(15, 12.5))
-    gs = fig.add_gridspec(2, 2, height_ratios=[3.6, 1], hspace=0.14, wspace=0.08, top=0.9)
+    fig = plt.figure(figsize=(15, 14))
+    gs = fig.add_gridspec(2, 2, height_ratios=[3.6, 1.1], hspace=0.14, wspace=0.08, top=0.9)
     _library(fig.add_subplot(gs[0, 0]))
     _fused(fig.add_subplot(gs[0, 1]))
     _bars(fig.add_subplot(gs[1, :]))
