@@ -97,9 +97,7 @@ std::vector<float> run_step_once(const ConvStep& step, const ConvProblem& p, Dev
   d.y.fill_bytes(0xFF, s);  // NaN: an element the step does not write fails verification
   step.launch(p, d.args(), s);
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<float> out(d.y.size());
-  d.y.download(out.data());
-  return out;
+  return d.y.download();
 }
 
 // The library's result: the plain convolution, or (epilogue) the fused one with the same bias and residual.
@@ -115,9 +113,7 @@ std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const C
     lib.run_fused(a.x, a.w, a.bias, a.residual, y_ref.data(), s);
   }
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<float> out(y_ref.size());
-  y_ref.download(out.data());
-  return out;
+  return y_ref.download();
 }
 
 void print_problem(const ConvProblem& p, const std::string& label) {
@@ -376,8 +372,7 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
             second.run(a.x, a.w, a.y, stream.s);
           }
           TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-          std::vector<float> alt(d.y.size());
-          d.y.download(alt.data());
+          const std::vector<float> alt = d.y.download();
           const VerifyResult av =
               verify_conv(p, h.x.data(), h.w.data(), alt.data(), ref_cpu.data(), v.match, 5, bias, res);
           notes += std::string(", im2col+cuBLAS vs CPU: ") + (av.passed ? "ok" : "FAILED");

@@ -166,26 +166,20 @@ void run_library(GcnLibrary& lib, GcnKind k, int alg, const GcnArgs& g, double* 
   }
 }
 
-std::vector<double> download(const DeviceBuffer<double>& d) {
-  std::vector<double> v(d.size());
-  d.download(v.data());
-  return v;
-}
-
 std::vector<double> run_step_once(const GcnStep& step, const GcnProblem& p, DeviceData& d, cudaStream_t s) {
   d.out.fill_bytes(0xFF, s);  // NaN: an element the step does not write fails verification
   step.launch(p, d.args(), s);
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return download(d.out);
+  return d.out.download();
 }
 
-std::vector<double> run_library_once(GcnLibrary& lib, GcnKind k, int alg, DeviceData& d, cudaStream_t s,
-                                     bool plain = false) {
-  DeviceBuffer<double> out(d.out.size());
+// The library's result in `out` (V x F_out, poisoned first), copied back.
+std::vector<double> run_library_once(GcnLibrary& lib, GcnKind k, int alg, DeviceData& d, DeviceBuffer<double>& out,
+                                     cudaStream_t s, bool plain = false) {
   out.fill_bytes(0xFF, s);
   run_library(lib, k, alg, d.args(), out.data(), s, plain);
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return download(out);
+  return out.download();
 }
 
 // The graph a run uses, A_hat built from it.
@@ -261,7 +255,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   std::vector<double> ref;
   VerifyResult vr;
   if (o.verify) {
-    ref = run_library_once(lib, step.kind, lib.spmm_default(), d, stream.s);
+    ref = run_library_once(lib, step.kind, lib.spmm_default(), d, lib_out, stream.s);
     vr = verify_step(step.kind, g.a, p, h, out.data(), ref.data(), Match::Rounded);
     const std::string against = step.kind == GcnKind::Xw           ? GcnLibrary::xw_name()
                                 : step.kind == GcnKind::Spmm       ? "cuSPARSE " + lib.spmm_algorithm_name(lib.spmm_default())
@@ -311,10 +305,11 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   std::vector<TimedRow> extra;      // pieces shown for information
   int best = lib.spmm_default();
   if (uses_graph(step.kind)) {
-    // Every SpMM algorithm, timed on the step's input (Spmm) or on a V x F_out matrix (Layer).
-    DeviceBuffer<double> zin(d.z.size() ? 0 : d.out.size());
-    const double* z = d.z.size() ? d.z.data() : zin.data();
-    if (zin.size()) zin.fill_bytes(0, stream.s);
+    // Every SpMM algorithm, timed on the step's input (Spmm) or on a V x F_out matrix of zeros (Layer:
+    // the same buffer then holds X W for the pipeline's pieces below).
+    DeviceBuffer<double> piece(d.z.size() ? 0 : d.out.size());
+    const double* z = d.z.size() ? d.z.data() : piece.data();
+    if (piece.size()) piece.fill_bytes(0, stream.s);
     std::vector<TimeStats> at;
     for (int i = 0; i < lib.spmm_algorithms(); ++i) {
       at.push_back(time_lib([&lib, i, z, lo](cudaStream_t s) { lib.spmm(i, z, lo, s); }));
@@ -340,8 +335,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
                              })});
       }
       // The pipeline's pieces, each timed alone, for the reader to see where its time goes.
-      DeviceBuffer<double> hbuf(d.out.size());
-      double* hb = hbuf.data();
+      double* hb = piece.data();
       extra.push_back({"  piece: " + GcnLibrary::xw_name(),
                        time_lib([&lib, args, hb](cudaStream_t s) { lib.xw(args.x, args.w, hb, s); })});
       extra.push_back({"  piece: cuSPARSE " + lib.spmm_algorithm_name(best), at[std::size_t(best)]});
@@ -509,7 +503,7 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
           int lib_fail = 0;
           for (int i = 0; i < algs; ++i) {
             for (int plain = 0; plain <= (two ? 1 : 0); ++plain) {
-              const std::vector<double> lo = run_library_once(lib, step.kind, i, d, stream.s, plain == 1);
+              const std::vector<double> lo = run_library_once(lib, step.kind, i, d, scratch, stream.s, plain == 1);
               const VerifyResult lv = verify_step(step.kind, a, p, h, lo.data(), ref.data(), match);
               if (!lv.passed) {
                 ++lib_fail;

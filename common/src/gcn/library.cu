@@ -61,7 +61,6 @@ const SpmmAlgorithm kSpmmAlgorithms[] = {{CUSPARSE_SPMM_ALG_DEFAULT, "ALG_DEFAUL
 
 struct GcnLibrary::Impl {
   GcnProblem p;
-  DeviceCsr a;
   cusparseHandle_t sp = nullptr;
   cusparseSpMatDescr_t a_desc = nullptr;
   cusparseDnMatDescr_t z_desc = nullptr, y_desc = nullptr;
@@ -99,7 +98,6 @@ GcnLibrary::GcnLibrary(const GcnProblem& p, const DeviceCsr& a, const double* z,
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.p = p;
-  m.a = a;
   const double one = 1.0, zero = 0.0;
   // cuSPARSE only for the kinds with a graph (a null indptr: none).
   if (a.indptr) {

@@ -70,9 +70,7 @@ std::vector<float> run_step_once(GemmLauncher launch, const GemmProblem& p, Devi
   d.reset_output(p, s);
   launch(p, d.A.data(), d.B.data(), d.C.data(), s);
   TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<float> out(d.C.size());
-  d.C.download(out.data());
-  return out;
+  return d.C.download();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -101,8 +99,7 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     c_ref.copy_from(d.C0, stream.s);
     cublas_sgemm(p, d.A.data(), d.B.data(), c_ref.data(), stream.s);
     TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-    ref.resize(c_ref.size());
-    c_ref.download(ref.data());
+    ref = c_ref.download();
   }
   const std::vector<float> out = run_step_once(step.launch, p, d, stream.s);
 

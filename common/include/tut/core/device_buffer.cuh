@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "tut/core/check.cuh"
 
@@ -37,6 +38,12 @@ class DeviceBuffer {
 
   void upload(const T* host) { TUT_CUDA_CHECK(cudaMemcpy(ptr_, host, bytes(), cudaMemcpyHostToDevice)); }
   void download(T* host) const { TUT_CUDA_CHECK(cudaMemcpy(host, ptr_, bytes(), cudaMemcpyDeviceToHost)); }
+  // The whole buffer, copied to a new host vector.
+  std::vector<T> download() const {
+    std::vector<T> host(count_);
+    download(host.data());
+    return host;
+  }
   void copy_from(const DeviceBuffer& src, cudaStream_t stream) {
     TUT_CUDA_CHECK(cudaMemcpyAsync(ptr_, src.ptr_, bytes(), cudaMemcpyDeviceToDevice, stream));
   }
