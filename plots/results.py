@@ -7,7 +7,10 @@ The file holds every part of the tutorial; the `part` column says which one a ro
 `peak_gbps`) is read as Part I: every row is part "gemm" with no second baseline. A header with
 some of the part columns but not all is refused. The last column, `copy_gbps` (the device-to-device
 copy bandwidth a binary measured in its own process), came with Part III: a file without it reads
-as if it were empty in every row; a header with it but without the part columns is refused.
+as if it were empty in every row; a header with it but without the part columns is refused. After
+it, `config` (the plan a step chose for the problem, chapter 10's "128x64 split 4"; empty for steps
+without one) came with chapter 10: a file without it reads as if it were empty in every row; a
+header with it but without copy_gbps is refused.
 """
 from __future__ import annotations
 
@@ -41,13 +44,15 @@ PART_COLUMNS = ("part", "alt_baseline", "alt_baseline_time_ms")
 # Appended when Part III arrived: GB/s of a device-to-device copy (bytes read + written / time),
 # measured in the row's process; empty (or 0) where a binary did not measure it. Read as None then.
 COPY_COLUMN = "copy_gbps"
+# Appended with chapter 10: the plan (tile shape and split) the step ran, empty for steps without one.
+CONFIG_COLUMN = "config"
 
 # The whole header as the binaries write it today, in order (common/src/core/csv.cpp,
 # result_columns(); a test checks the two agree). torch_gcn.py writes its rows with it.
 HEADER = ("gpu", "cuda", "chapter", "step", "problem", "m", "n", "k", "time_ms_median", "time_ms_min",
           "time_ms_max", "gflops", "gbps", "baseline", "baseline_time_ms", "ratio_to_baseline", "pct_of_peak",
           "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "peak_gflops", "peak_gbps",
-          *PART_COLUMNS, COPY_COLUMN)
+          *PART_COLUMNS, COPY_COLUMN, CONFIG_COLUMN)
 
 
 class CsvError(Exception):
@@ -151,8 +156,12 @@ def load(path: str | Path) -> list[Row]:
         if COPY_COLUMN in header and not present:
             raise CsvError(f"{path}:1: has column {COPY_COLUMN} but not {', '.join(PART_COLUMNS)}: a header "
                            f"with {COPY_COLUMN} has the part columns before it")
+        if CONFIG_COLUMN in header and COPY_COLUMN not in header:
+            raise CsvError(f"{path}:1: has column {CONFIG_COLUMN} but not {COPY_COLUMN}: a header with "
+                           f"{CONFIG_COLUMN} has {COPY_COLUMN} before it")
         old_header = not present  # written before Part II: every row is Part I
         has_copy = COPY_COLUMN in header
+        has_config = CONFIG_COLUMN in header
         rows = []
         for record in reader:
             line = reader.line_num
@@ -201,6 +210,7 @@ def load(path: str | Path) -> list[Row]:
                     raise CsvError(f"{path}:{line}: column '{COPY_COLUMN}' must be >= 0 or empty, "
                                    f"got {raw[COPY_COLUMN]!r}")
                 fields[COPY_COLUMN] = copy or None  # 0: not measured
+            fields[CONFIG_COLUMN] = raw[CONFIG_COLUMN] if has_config else ""
             rows.append(Row(fields))
     if not rows:
         raise CsvError(f"{path}: no result rows")

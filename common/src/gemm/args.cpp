@@ -17,6 +17,25 @@ GemmOptions parse_gemm_args(int argc, const char* const* argv) {
       o.alpha = parse_finite_float(f.name, f.value());
     } else if (f.name == "--beta") {
       o.beta = parse_finite_float(f.name, f.value());
+    } else if (f.name == "--tile") {
+      const std::string v = f.value();
+      if (v.empty()) throw ArgError("--tile: empty (valid: auto, or one of the step's tile shapes, e.g. 128x64)");
+      o.tile = (v == "auto") ? std::string() : v;
+    } else if (f.name == "--split") {
+      const std::string v = f.value();
+      if (v == "auto") {
+        o.splits = 0;
+      } else {
+        try {
+          o.splits = parse_int(f.name, v, 1, kMaxSplitsFlag);
+        } catch (const ArgError&) {
+          throw ArgError("--split: '" + v + "' is not a split count (valid: auto, or an integer in [1, " +
+                         std::to_string(kMaxSplitsFlag) + "], at most the problem's K steps)");
+        }
+      }
+    } else if (f.name == "--explain") {
+      f.no_value();
+      o.explain = true;
     } else {
       return false;
     }
@@ -43,6 +62,11 @@ std::string gemm_usage(const std::string& program) {
     << "cuBLAS FP32 (no TF32) and times both in the same process.\n\n"
     << "  --m M, --n N, --k K   problem size, each >= 1 (default " << d.m << " " << d.n << " " << d.k << ")\n"
     << "  --alpha A, --beta B   scalars, finite (default " << d.alpha << " " << d.beta << ")\n"
+    << "  --tile SHAPE          a step that plans each problem (chapter 10): run this tile shape (auto: the\n"
+    << "                        step's rule; --help of such a step lists the shapes)\n"
+    << "  --split S             ...and split the reduction over K into S parts (auto: the rule; 1 .. the\n"
+    << "                        problem's K steps, at most the step's cap)\n"
+    << "  --explain             ...and time every candidate plan next to the rule's model, before the run\n"
     << common_usage("A, B, C_in, C_out") << exit_codes_usage("CUDA/cuBLAS");
   return s.str();
 }

@@ -1,6 +1,7 @@
 // The GEMM adapter (design.md, "The harness"): the problem, its flags, seeded inputs, the cuBLAS
 // and CPU references, poisoned output, verification, the benchmark and the self-test. Everything a
 // family does the same way (flags, device, timing, table, CSV, exit codes) is in core/.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -59,18 +60,212 @@ struct DeviceInputs {
   }
 };
 
-// A, B, C0, C and (with_reference) the reference's C.
-void require_memory(const GemmProblem& p, bool with_reference, const DeviceInfo& dev) {
+// A, B, C0, C, (with_reference) the reference's C and a step's workspace.
+void require_memory(const GemmProblem& p, bool with_reference, const DeviceInfo& dev, std::size_t workspace = 0) {
   const std::size_t c = std::size_t(p.c_elems());
   const std::size_t elems = std::size_t(p.a_elems()) + std::size_t(p.b_elems()) + 2 * c + (with_reference ? c : 0);
-  require_memory(elems * sizeof(float), dev, p.label(), "--m/--n/--k");
+  require_memory(elems * sizeof(float) + workspace, dev, p.label(), "--m/--n/--k");
+}
+
+// One way of running a problem: a plain launcher, or a planner with its choice (resolved: both
+// fields set) and the zeroed workspace that choice needs, held for as long as the runner lives.
+class Runner {
+ public:
+  explicit Runner(GemmLauncher launch) : launch_(launch) {}
+  Runner(const GemmPlanner& planner, const GemmProblem& p, GemmChoice c, cudaStream_t s)
+      : planner_(&planner), choice_(c), workspace_(planner.workspace_bytes(p, c)) {
+    if (workspace_.size() > 0) {
+      workspace_.fill_bytes(0, s);
+      TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+    }
+  }
+  void operator()(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t s) {
+    if (planner_) {
+      planner_->launch(p, choice_, A, B, C, workspace_.data(), s);
+    } else {
+      launch_(p, A, B, C, s);
+    }
+  }
+
+ private:
+  GemmLauncher launch_ = nullptr;
+  const GemmPlanner* planner_ = nullptr;
+  GemmChoice choice_;
+  DeviceBuffer<unsigned char> workspace_;
+};
+
+std::vector<float> run_step_once(Runner& run, const GemmProblem& p, DeviceInputs& d, cudaStream_t s) {
+  d.reset_output(p, s);
+  run(p, d.A.data(), d.B.data(), d.C.data(), s);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  return d.C.download();
 }
 
 std::vector<float> run_step_once(GemmLauncher launch, const GemmProblem& p, DeviceInputs& d, cudaStream_t s) {
-  d.reset_output(p, s);
-  launch(p, d.A.data(), d.B.data(), d.C.data(), s);
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return d.C.download();
+  Runner run(launch);
+  return run_step_once(run, p, d, s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A planning step's choices.
+
+// --tile NAME -> its index; ArgError naming the valid ones.
+int tile_index(const GemmPlanner& planner, const std::string& name) {
+  const std::vector<std::string> names = planner.tile_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return int(i);
+  }
+  std::string valid = "auto";
+  for (const std::string& n : names) valid += ", " + n;
+  throw ArgError("--tile: '" + name + "' is not a tile shape of this step (valid: " + valid + ")");
+}
+
+// What --tile / --split force (unset fields: the rule decides).
+GemmChoice forced_choice(const GemmOptions& o, const GemmPlanner& planner) {
+  GemmChoice c;
+  if (!o.tile.empty()) c.tile = tile_index(planner, o.tile);
+  c.splits = o.splits;
+  return c;
+}
+
+// ArgError when --split asks for more splits than p has K steps (or the step's cap).
+void check_splits(const GemmPlanner& planner, const GemmProblem& p, int splits) {
+  const int most = planner.max_splits(p);
+  if (splits > most) {
+    throw ArgError("--split: " + std::to_string(splits) + " splits for K = " + std::to_string(p.k) +
+                   " (valid: 1 to " + std::to_string(most) + " for this problem, or auto)");
+  }
+}
+
+// "plan: 128x128 split 4 (rule): 256 blocks, 264 per wave (132 SMs x 2); 0.97 waves, the last 97%
+// full; 16 K steps per block; model 41.2 us"
+std::string plan_line(const GemmPlanner& planner, const GemmProblem& p, GemmChoice c, GemmChoice forced) {
+  const GemmWaves w = planner.waves(p, c);
+  const char* how = forced.tile >= 0 && forced.splits >= 1 ? "forced"
+                    : forced.tile >= 0                     ? "tile forced, split by the rule"
+                    : forced.splits >= 1                   ? "split forced, tile by the rule"
+                                                           : "the rule's choice";
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "plan: %s (%s): %lld tiles x %d = %lld blocks, %lld per wave (%d SMs x %d); %.2f waves, the "
+                "last %.0f%% full; %lld K steps per block; model %.1f us",
+                choice_label(planner, c).c_str(), how, w.tiles, c.splits, w.blocks, w.per_wave(), w.sms,
+                w.blocks_per_sm, w.waves(), 100.0 * w.last_wave_fill(), w.k_steps, w.model_us);
+  return buf;
+}
+
+// The choices --explain times: every tile shape with 1, 2, 3, 4, 6, 8, ... splits (about 1.5x
+// apart, up to the problem's most) and the rule's split for that shape.
+std::vector<GemmChoice> explain_candidates(const GemmPlanner& planner, const GemmProblem& p) {
+  const int most = planner.max_splits(p);
+  std::vector<GemmChoice> out;
+  const int tiles = int(planner.tile_names().size());
+  for (int t = 0; t < tiles; ++t) {
+    std::vector<int> splits;
+    for (int s : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}) {
+      if (s <= most) splits.push_back(s);
+    }
+    splits.push_back(planner.choose(p, GemmChoice{t, 0}).splits);
+    std::sort(splits.begin(), splits.end());
+    splits.erase(std::unique(splits.begin(), splits.end()), splits.end());
+    for (int s : splits) out.push_back(GemmChoice{t, s});
+  }
+  return out;
+}
+
+// The choices the self-test runs for p: the rule's; every tile shape with the rule's split for it,
+// 1, 2, 3 and the most p allows. Under --tile / --split only the forced choice.
+std::vector<GemmChoice> test_choices(const GemmPlanner& planner, const GemmProblem& p, GemmChoice forced) {
+  std::vector<GemmChoice> out;
+  auto add = [&out](GemmChoice c) {
+    if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+  };
+  if (forced.tile >= 0 || forced.splits >= 1) {
+    add(planner.choose(p, forced));
+    return out;
+  }
+  add(planner.choose(p, GemmChoice{}));
+  const int most = planner.max_splits(p);
+  const int tiles = int(planner.tile_names().size());
+  for (int t = 0; t < tiles; ++t) {
+    add(planner.choose(p, GemmChoice{t, 0}));
+    for (int s : {1, 2, 3, most}) {
+      if (s <= most) add(GemmChoice{t, s});
+    }
+  }
+  return out;
+}
+
+// The cuBLAS columns of a result row.
+void fill_baseline(ResultRow& r, const GemmProblem& p, const TimeStats& tb) {
+  r.baseline = cublas_sgemm_name();
+  r.baseline_time_ms = tb.median;
+  r.ratio_to_baseline = tb.median / r.time_ms_median;
+  r.alpha = p.alpha;
+  r.beta = p.beta;
+}
+
+// --explain: every candidate choice, its wave arithmetic, the rule's model and the measured time,
+// each run verified like the step; one CSV row per candidate (its config names it). Returns false
+// when a candidate failed verification.
+template <class TimeWith>
+bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, const GemmProblem& p, GemmChoice rule,
+             const HostInputs& h, DeviceInputs& d, const std::vector<float>& ref, TimeWith& time_with,
+             cudaStream_t s) {
+  const GemmPlanner& planner = *step.planner;
+  const std::vector<GemmChoice> cands = explain_candidates(planner, p);
+  std::printf("\nexplain: %zu candidate plans; model = the rule's estimate, measured = median of %d runs (L2 "
+              "flushed); * = the rule's choice\n", cands.size(), o.iters);
+  std::printf("  %-16s %8s %7s %9s %7s %9s %12s %9s %8s\n", "plan", "blocks", "waves", "last wave", "K steps",
+              "model us", "measured us", "x fastest", "check");
+  struct Measured {
+    GemmChoice c;
+    TimeStats t;
+    VerifyResult vr;
+  };
+  std::vector<Measured> done;
+  bool all_ok = true;
+  Runner cublas(&cublas_sgemm);
+  const TimeStats tb = time_with(cublas);
+  for (const GemmChoice& c : cands) {
+    const std::size_t ws = planner.workspace_bytes(p, c);
+    std::size_t free_b = 0, total_b = 0;
+    TUT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (ws + kLibraryWorkspaceMargin > free_b) {
+      std::printf("  %-16s skipped: needs %s of workspace, %s free\n", choice_label(planner, c).c_str(),
+                  format_bytes(double(ws)).c_str(), format_bytes(double(free_b)).c_str());
+      continue;
+    }
+    Runner run(planner, p, c, s);
+    Measured m{c, {}, {}};
+    if (o.verify) {
+      const std::vector<float> out = run_step_once(run, p, d, s);
+      m.vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded);
+      all_ok = all_ok && m.vr.passed;
+    }
+    m.t = time_with(run);
+    done.push_back(m);
+    ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gemm", p.label(), p.m, p.n, p.k, m.t, p.flops(),
+                                  p.min_bytes(), m.vr);
+    fill_baseline(r, p, tb);
+    r.config = choice_label(planner, c);
+    if (!o.csv.empty()) append_csv_row(o.csv, result_columns(), to_fields(r), legacy_result_values());
+  }
+  double fastest = 0;
+  for (const Measured& m : done) fastest = (fastest == 0 || m.t.median < fastest) ? m.t.median : fastest;
+  for (const Measured& m : done) {
+    const GemmWaves w = planner.waves(p, m.c);
+    char last[16];
+    std::snprintf(last, sizeof last, "%.0f%%", 100.0 * w.last_wave_fill());
+    const std::string name = (m.c == rule ? "* " : "  ") + choice_label(planner, m.c);
+    std::printf("%-18s %8lld %7.2f %9s %7lld %9.1f %12.1f %9.2f %8s\n", name.c_str(), w.blocks, w.waves(), last,
+                w.k_steps, w.model_us, 1e3 * m.t.median, m.t.median / fastest,
+                !o.verify ? "skipped" : (m.vr.passed ? "ok" : "FAILED"));
+  }
+  std::printf("cuBLAS: %.1f us in the same process%s\n\n", 1e3 * tb.median,
+              o.csv.empty() ? "" : ("; one row per candidate appended to " + o.csv).c_str());
+  std::fflush(stdout);
+  return all_ok;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -80,17 +275,25 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   const GemmProblem p = GemmProblem::packed(o.m, o.n, o.k, o.alpha, o.beta);
   const bool is_baseline = (step.launch == &cublas_sgemm);
   check_output_paths(o);
-  require_memory(p, o.verify, dev);
+  GemmChoice forced, choice;
+  if (step.planner) {
+    forced = forced_choice(o, *step.planner);
+    if (forced.splits >= 1) check_splits(*step.planner, p, forced.splits);
+    choice = step.planner->choose(p, forced);
+  }
+  require_memory(p, o.verify, dev, step.planner ? step.planner->workspace_bytes(p, choice) : 0);
 
   std::printf("problem: C = alpha*A*B + beta*C, M=%d N=%d K=%d, alpha=%g beta=%g, row-major FP32\n", p.m, p.n, p.k,
               double(p.alpha), double(p.beta));
   std::printf("         %.4g GFLOP, at least %s moved (%.0f FLOP/byte)\n", p.flops() / 1e9,
               format_bytes(p.min_bytes()).c_str(), p.flops() / p.min_bytes());
+  if (step.planner) std::printf("%s\n", plan_line(*step.planner, p, choice, forced).c_str());
   std::fflush(stdout);
 
   Stream stream;
   const HostInputs h = make_inputs(p, Inputs::Random, o.seed);
   DeviceInputs d(h);
+  Runner run = step.planner ? Runner(*step.planner, p, choice, stream.s) : Runner(step.launch);
 
   // Correctness first: the reference, then the step once on a poisoned output.
   std::vector<float> ref;
@@ -101,7 +304,7 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
     ref = c_ref.download();
   }
-  const std::vector<float> out = run_step_once(step.launch, p, d, stream.s);
+  const std::vector<float> out = run_step_once(run, p, d, stream.s);
 
   VerifyResult vr;
   if (o.verify) {
@@ -127,12 +330,17 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   const TimingPlan plan{o.warmup, o.iters};
   std::function<void(cudaStream_t)> restore;
   if (p.beta != 0.0f) restore = [&](cudaStream_t s) { d.C.copy_from(d.C0, s); };
-  auto run_with = [&](GemmLauncher launch) {
-    return summarize(time_runs([&](cudaStream_t s) { launch(p, d.A.data(), d.B.data(), d.C.data(), s); }, restore,
+  auto run_with = [&](Runner& r) {
+    return summarize(time_runs([&](cudaStream_t s) { r(p, d.A.data(), d.B.data(), d.C.data(), s); }, restore,
                                plan, flusher, stream.s));
   };
-  const TimeStats ts = run_with(step.launch);
-  const TimeStats tb = run_with(&cublas_sgemm);
+  bool explained_ok = true;
+  if (o.explain) {
+    explained_ok = explain(o, step, dev, p, choice, h, d, ref, run_with, stream.s);
+  }
+  Runner cublas(&cublas_sgemm);
+  const TimeStats ts = run_with(run);
+  const TimeStats tb = run_with(cublas);
 
   std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
               o.warmup, o.iters);
@@ -142,14 +350,12 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   const bool verified = !o.verify || vr.passed;
   ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gemm", p.label(), p.m, p.n, p.k, ts, p.flops(),
                                 p.min_bytes(), vr);
-  r.baseline = cublas_sgemm_name();
-  r.baseline_time_ms = tb.median;
-  r.ratio_to_baseline = tb.median / ts.median;
-  r.alpha = p.alpha;
-  r.beta = p.beta;
+  fill_baseline(r, p, tb);
+  if (step.planner) r.config = choice_label(*step.planner, choice);
   write_result_row(o, r);
   if (!verified) std::printf("RESULT: verification FAILED\n");
-  return verified ? kOk : kVerifyFailed;
+  if (!explained_ok) std::printf("RESULT: a candidate plan of --explain failed verification\n");
+  return verified && explained_ok ? kOk : kVerifyFailed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,8 +414,13 @@ std::size_t padding_writes(const GemmProblem& p, const std::vector<float>& befor
 
 int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
   const bool is_baseline = (step.launch == &cublas_sgemm);
-  std::printf("self-test %s (%s): %s shapes x {integers: exact; random: tolerance}\n", step.name, step.title,
-              o.quick ? "small" : "all");
+  const GemmChoice forced = step.planner ? forced_choice(o, *step.planner) : GemmChoice{};
+  std::printf("self-test %s (%s): %s shapes x {integers: exact; random: tolerance}%s\n", step.name, step.title,
+              o.quick ? "small" : "all",
+              !step.planner ? ""
+              : (forced.tile >= 0 || forced.splits >= 1)
+                  ? " x the forced plan"
+                  : " x {the rule's plan; each tile shape with the rule's split, 1, 2, 3 and the most splits}");
   Stream stream;
   SelfTestTally tally;
   std::uint64_t case_seed = o.seed;
@@ -229,7 +440,22 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
         ++tally.skipped;
         continue;
       }
-      require_memory(p, true, dev);
+      // The plans this case runs (one "plan" without a planner: the step's launcher).
+      std::vector<GemmChoice> choices{GemmChoice{}};
+      if (step.planner) {
+        if (forced.splits > step.planner->max_splits(p)) {
+          std::printf("SKIP  %s  (--split %d: this problem has at most %d)\n", label, forced.splits,
+                      step.planner->max_splits(p));
+          ++tally.skipped;
+          continue;
+        }
+        choices = test_choices(*step.planner, p, forced);
+      }
+      std::size_t most_workspace = 0;
+      for (const GemmChoice& c : choices) {
+        if (step.planner) most_workspace = std::max(most_workspace, step.planner->workspace_bytes(p, c));
+      }
+      require_memory(p, true, dev, most_workspace);
       const HostInputs h = make_inputs(p, v.inputs, case_seed);
       DeviceInputs d(h);
 
@@ -252,26 +478,31 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
         ref_gpu = run_step_once(&cublas_sgemm, p, d, stream.s);
       }
 
-      const std::vector<float> out = run_step_once(step.launch, p, d, stream.s);
-      const VerifyResult vr =
-          small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match)
-                : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match);
-      const std::size_t pad_writes = padding_writes(p, h.C0, out);
-      if (pad_writes > 0) std::printf("      %zu elements of C's padding (columns n .. ldc-1) were written\n", pad_writes);
-      ok = ok && vr.passed && pad_writes == 0;
-      tally.pass_or_fail(ok);
-      char detail[200];
-      if (v.match == Match::Exact) {
-        std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", small ? "CPU" : "cuBLAS",
-                      vr.mismatches, vr.checked);
-      } else {
-        std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance,
-                      small ? "CPU" : "cuBLAS");
+      for (const GemmChoice& c : choices) {
+        Runner run = step.planner ? Runner(*step.planner, p, c, stream.s) : Runner(step.launch);
+        const std::vector<float> out = run_step_once(run, p, d, stream.s);
+        const VerifyResult vr =
+            small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match)
+                  : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match);
+        const std::size_t pad_writes = padding_writes(p, h.C0, out);
+        if (pad_writes > 0) std::printf("      %zu elements of C's padding (columns n .. ldc-1) were written\n", pad_writes);
+        const bool case_ok = ok && vr.passed && pad_writes == 0;
+        tally.pass_or_fail(case_ok);
+        char detail[200];
+        if (v.match == Match::Exact) {
+          std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", small ? "CPU" : "cuBLAS",
+                        vr.mismatches, vr.checked);
+        } else {
+          std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance,
+                        small ? "CPU" : "cuBLAS");
+        }
+        const std::string plan = step.planner ? "  [" + choice_label(*step.planner, c) + "]" : "";
+        std::printf("%s  %s%s  %s%s%s\n", case_ok ? "PASS" : "FAIL", label, plan.c_str(), detail, cublas_note.c_str(),
+                    p.beta == 0.0f ? " (C poisoned)" : "");
+        if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
+        std::fflush(stdout);
+        cublas_note.clear();  // said once per case
       }
-      std::printf("%s  %s  %s%s%s\n", ok ? "PASS" : "FAIL", label, detail, cublas_note.c_str(),
-                  p.beta == 0.0f ? " (C poisoned)" : "");
-      if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
-      std::fflush(stdout);
     }
   }
   return tally.finish({step.name, step.title});
@@ -282,9 +513,26 @@ class GemmFamily : public Family {
   explicit GemmFamily(const GemmStep& step) : step_(step) {}
   CommonOptions parse(int argc, const char* const* argv) override {
     o_ = parse_gemm_args(argc, argv);
+    if (step_.planner) {
+      if (!o_.tile.empty()) tile_index(*step_.planner, o_.tile);  // throws on an unknown shape
+    } else {
+      const char* flag = !o_.tile.empty() ? "--tile" : o_.splits >= 1 ? "--split" : o_.explain ? "--explain" : nullptr;
+      if (flag) {
+        throw ArgError(std::string(flag) + ": this step runs one kernel for every problem (valid only for a step "
+                       "that plans each problem: chapter 10)");
+      }
+    }
     return o_;
   }
-  std::string usage(const std::string& program) const override { return gemm_usage(program); }
+  std::string usage(const std::string& program) const override {
+    std::string u = gemm_usage(program);
+    if (step_.planner) {
+      std::string names;
+      for (const std::string& n : step_.planner->tile_names()) names += " " + n;
+      u += "\nThis step plans each problem. Its tile shapes (--tile):" + names + "\n";
+    }
+    return u;
+  }
   int self_test(const DeviceInfo& dev) override { return run_self_test(o_, step_, dev); }
   int benchmark(const DeviceInfo& dev) override { return run_benchmark(o_, step_, dev); }
 
@@ -294,6 +542,12 @@ class GemmFamily : public Family {
 };
 
 }  // namespace
+
+std::string choice_label(const GemmPlanner& planner, GemmChoice c) {
+  const std::vector<std::string> names = planner.tile_names();
+  const std::string tile = c.tile >= 0 && c.tile < int(names.size()) ? names[std::size_t(c.tile)] : "auto";
+  return tile + " split " + (c.splits >= 1 ? std::to_string(c.splits) : std::string("auto"));
+}
 
 int gemm_main(int argc, char** argv, const GemmStep& step) {
   GemmFamily family(step);

@@ -132,11 +132,36 @@ TEST_CASE("every message is one line") {
 
 TEST_CASE("usage lists every flag and the exit codes") {
   const std::string u = tut::gemm_usage("01_naive_gemm");
-  for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--iters", "--warmup", "--seed", "--no-verify",
-                           "--csv", "--dump", "--self-test", "--quick", "--device", "--device-info", "--help"}) {
+  for (const char* flag : {"--m", "--n", "--k", "--alpha", "--beta", "--tile", "--split", "--explain", "--iters",
+                           "--warmup", "--seed", "--no-verify", "--csv", "--dump", "--self-test", "--quick", "--device",
+                           "--device-info", "--help"}) {
     CAPTURE(flag);
     CHECK(contains(u, flag));
   }
   CHECK(contains(u, "exit codes"));
   CHECK(contains(u, "77"));
+}
+
+TEST_CASE("a planning step's flags: --tile, --split, --explain") {
+  const GemmOptions d = parse({});
+  CHECK(d.tile.empty());  // the rule decides
+  CHECK(d.splits == 0);
+  CHECK_FALSE(d.explain);
+  const GemmOptions o = parse({"--tile", "128x64", "--split=7", "--explain"});
+  CHECK(o.tile == "128x64");  // checked against the step's shapes by the harness, which knows them
+  CHECK(o.splits == 7);
+  CHECK(o.explain);
+  CHECK(parse({"--tile", "auto", "--split", "auto"}).tile.empty());
+  CHECK(parse({"--tile", "auto", "--split", "auto"}).splits == 0);
+  CHECK(parse({"--split", "1024"}).splits == 1024);
+  for (const char* bad : {"0", "-1", "1025", "two", "", "3.5"}) {
+    CAPTURE(bad);
+    const std::string msg = error_of({"--split", bad});
+    CHECK(contains(msg, "--split"));
+    CHECK(contains(msg, "valid: auto, or an integer in [1, 1024]"));
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+  CHECK(contains(error_of({"--tile="}), "--tile: empty"));
+  CHECK(contains(error_of({"--tile"}), "--tile: missing value"));
+  CHECK(contains(error_of({"--explain=1"}), "--explain: takes no value"));
 }

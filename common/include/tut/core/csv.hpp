@@ -28,6 +28,8 @@ struct ResultRow {
   double copy_gbps = 0;                // the device-to-device copy bandwidth measured in the same
                                        // process (bytes read + written per second); 0: not measured,
                                        // written empty (families that are not bandwidth-bound)
+  std::string config;                  // the plan a step chose for this problem, when it chooses one
+                                       // (chapter 10: "128x64 split 4"); empty otherwise
 };
 
 // The header, in order.

@@ -1,0 +1,536 @@
+// Chapter 10: small and odd problems.
+//
+// What changed:  chapter 09's kernel, unchanged in its loop, runs in three tile shapes (128 x 128,
+//                128 x 64, 64 x 64: template parameters; each warp still computes a 32 x 64 tile, so
+//                the smaller shapes have fewer warps and more blocks per SM) and over a range of K
+//                (blockIdx.z = the split: split-K). With several splits, each block writes its partial
+//                tile to a workspace and counts itself in on an arrival counter; the block that
+//                arrives last adds the partial tiles in the fixed order split 0, 1, 2, ... and runs
+//                the epilogue. No atomics touch a result, so every run gives the same bits. The
+//                launcher chooses the shape and the split per problem (Planner::choose, below), from
+//                M, N, K, the SM count and each shape's blocks per SM, read from the CUDA runtime.
+// Rule:          for every shape and split count S (1 .. 32, at most the K steps), count the blocks
+//                (tiles x S), how many the GPU runs at once (SMs x blocks per SM: a wave) and so the
+//                rounds the busiest SM runs; a round costs its K steps plus a fixed overhead, at the
+//                FMA rate of the warps the SM holds then (a round with fewer than WARPS_TO_FILL warps
+//                leaves the SM partly idle); split-K adds the partial tiles' traffic. The least
+//                modelled time wins; ties go to the larger tile and to fewer splits. The README
+//                derives each term. No table of GPUs or problem sizes.
+// Prediction:    large squares (2048^3 and up) stay on 128 x 128 with one split: chapter 09's speed.
+//                1024^3: 64 tiles of 128 x 128 fill 64 of 132 SMs; 4 splits make 256 blocks, one wave
+//                at 2 per SM, so ~2x chapter 09's rate, ahead of cuBLAS. Deep K (1024 x 1024 x
+//                16384) the same way; narrow N (16384 x 128) and short M (127 x 8191) get 128 x 64 or
+//                splits; 512^3 is short enough that launch and first-load latency weigh as much as
+//                the math (a few microseconds).
+// Metric:        sm__cycles_active.avg / sm__cycles_elapsed.max (the SMs' busy share of the run)
+//                rises toward 100% where chapter 09 left SMs idle; launch__waves_per_multiprocessor.
+// Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1, any leading
+//                dimension and pointer (the fast path needs them multiples of 4 / 16 bytes), as in
+//                chapter 09. Split-K needs a workspace of S x tiles x BLOCK_M x BLOCK_N floats plus
+//                one int per tile (Planner::workspace_bytes), zeroed before the first launch; every
+//                launch leaves the counters zero again.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tut/core/device_facts.hpp"
+#include "tut/gemm/harness.cuh"
+
+namespace ch10 {
+
+// The K step (BLOCK_K), the warp tile (WARP_M x WARP_N), the results per thread (THREAD_M x
+// THREAD_N) and their sub-tiles (SUB_M x SUB_N), as in chapter 09. The block tile (BLOCK_M x
+// BLOCK_N) is now a template parameter: it sets the number of warps, and the rest follows (struct
+// Tile below). A reader may add a shape to SHAPES (say 64 x 128); the static_asserts keep it exact.
+constexpr int BLOCK_K = 16;
+constexpr int WARP_M = 32;
+constexpr int WARP_N = 64;
+constexpr int THREAD_M = 8;
+constexpr int THREAD_N = 8;
+constexpr int SUB_M = 4;
+constexpr int SUB_N = 4;
+constexpr int WARP_SIZE = 32;
+static_assert(WARP_M % THREAD_M == 0 && WARP_N % THREAD_N == 0, "the lanes split the warp tile evenly");
+static_assert(THREAD_M % SUB_M == 0 && THREAD_N % SUB_N == 0, "a thread's results are whole sub-tiles");
+constexpr int LANES_M = WARP_M / THREAD_M;  // 4 rows of lanes in a warp
+constexpr int LANES_N = WARP_N / THREAD_N;  // 8 columns of lanes
+static_assert(LANES_M * LANES_N == WARP_SIZE, "the lanes of one warp cover its warp tile");
+static_assert(LANES_M % 2 == 0, "the z-order stacks lanes in pairs of rows");
+// Every shape aims at the same 16 warps per SM as chapter 09 (two blocks of 8 warps): then every
+// thread has the same 65536 / (16 x 32) = 128 registers for the same 8 x 8 results, and the loop
+// compiles to the same instructions whatever the shape (one exception: Tile::MIN_BLOCKS_PER_SM).
+constexpr int WARPS_PER_SM = 16;
+constexpr int SUBS_M = THREAD_M / SUB_M;
+constexpr int SUBS_N = THREAD_N / SUB_N;
+constexpr int SUB_STRIDE_M = LANES_M * SUB_M;  // 16
+constexpr int SUB_STRIDE_N = LANES_N * SUB_N;  // 32
+
+// 128-bit accesses move VEC floats.
+constexpr int VEC = 4;
+static_assert(SUB_M == VEC && SUB_N == VEC, "a sub-tile row is one float4");
+
+// Padding of each row of the k-major A tile, in floats (chapter 07).
+constexpr int A_PAD = 4;
+
+// What a block tile of BLOCK_M x BLOCK_N implies: its warps and threads, its blocks per SM, and its
+// share of the tile copy (thread tid copies the VEC floats (a_row + l * A_ROW_STEP, a_col .. a_col +
+// VEC - 1), l < A_LOADS, of A's tile, and likewise for B; consecutive threads take consecutive
+// vectors along a row).
+template <int BLOCK_M, int BLOCK_N>
+struct Tile {
+  static_assert(BLOCK_M % WARP_M == 0 && BLOCK_N % WARP_N == 0, "the warps split the block tile evenly");
+  static constexpr int WARPS_M = BLOCK_M / WARP_M;
+  static constexpr int WARPS_N = BLOCK_N / WARP_N;
+  static constexpr int WARPS = WARPS_M * WARPS_N;
+  static constexpr int NUM_THREADS = WARPS * WARP_SIZE;  // 256, 128 or 64
+  static_assert(WARPS_PER_SM % WARPS == 0, "whole blocks make up the warps of an SM");
+  // 2 or 8 blocks per SM: 128 registers a thread. Except 128 x 64: its copy stages six float4 per
+  // thread (128 x 128: four), and at 128 registers ptxas spills inside the loop (the build refuses
+  // it); at 3 blocks per SM (12 warps) it has 168 registers and uses 149, with no spill.
+  static constexpr int MIN_BLOCKS_PER_SM = (BLOCK_M == 128 && BLOCK_N == 64) ? 3 : WARPS_PER_SM / WARPS;
+  static_assert((BLOCK_M + A_PAD) % VEC == 0, "padded rows must keep float4 loads 16-byte aligned");
+  static_assert(BLOCK_K % VEC == 0 && BLOCK_N % VEC == 0, "tile rows are whole float4s");
+  static_assert(NUM_THREADS % (BLOCK_K / VEC) == 0 && NUM_THREADS % (BLOCK_N / VEC) == 0,
+                "a pass of the copy covers whole rows");
+  static constexpr int A_ROW_STEP = NUM_THREADS / (BLOCK_K / VEC);
+  static constexpr int B_ROW_STEP = NUM_THREADS / (BLOCK_N / VEC);
+  static_assert(BLOCK_M % A_ROW_STEP == 0 && BLOCK_K % B_ROW_STEP == 0, "the passes cover the tiles exactly");
+  static constexpr int A_LOADS = BLOCK_M / A_ROW_STEP;  // 2, 4, 4 float4 per thread and K step
+  static constexpr int B_LOADS = BLOCK_K / B_ROW_STEP;  // 2, 2, 4
+};
+
+// A thread's results as float4s: the partial tile a split writes is THREAD_M * THREAD_N / VEC
+// float4s per thread, stored thread-interleaved (float4 v of thread tid at v * NUM_THREADS + tid),
+// so every store and load of it is coalesced and needs no bounds check.
+constexpr int ACC_VECS = THREAD_M * THREAD_N / VEC;  // 16
+
+// Reads X[row][col .. col+3], as in chapter 09.
+template <bool ALIGNED>
+__device__ __forceinline__ float4 load4(const float* X, int ld, int row, int col, int valid) {
+  float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (ALIGNED) {
+    if (valid > 0) v = *reinterpret_cast<const float4*>(&X[row * ld + col]);
+  } else {
+    if (valid > 0) v.x = X[row * ld + col];
+    if (valid > 1) v.y = X[row * ld + col + 1];
+    if (valid > 2) v.z = X[row * ld + col + 2];
+    if (valid > 3) v.w = X[row * ld + col + 3];
+  }
+  return v;
+}
+
+// C[row][col .. col+3] = alpha * acc (+ beta * C when beta != 0), as in chapter 09.
+template <bool ALIGNED>
+__device__ __forceinline__ void store4(float* C, int ldc, int row, int col, int valid, float4 acc, float alpha,
+                                       float beta) {
+  if (valid <= 0) return;
+  float* p = &C[row * ldc + col];
+  float4 out = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+  if (ALIGNED && valid >= VEC) {
+    if (beta != 0.0f) {
+      const float4 c = *reinterpret_cast<const float4*>(p);
+      out.x += beta * c.x;
+      out.y += beta * c.y;
+      out.z += beta * c.z;
+      out.w += beta * c.w;
+    }
+    *reinterpret_cast<float4*>(p) = out;
+    return;
+  }
+  p[0] = (beta == 0.0f) ? out.x : out.x + beta * p[0];
+  if (valid > 1) p[1] = (beta == 0.0f) ? out.y : out.y + beta * p[1];
+  if (valid > 2) p[2] = (beta == 0.0f) ? out.z : out.z + beta * p[2];
+  if (valid > 3) p[3] = (beta == 0.0f) ? out.w : out.w + beta * p[3];
+}
+
+// C = alpha * A * B + beta * C; with beta == 0, C is not read. Split s = blockIdx.z of gridDim.z
+// computes the K steps [s * k_steps / S, (s + 1) * k_steps / S) of its tile (k_steps = ceil(K /
+// BLOCK_K), S = gridDim.z: the splits differ by at most one K step and none is empty). With S > 1,
+// `partials` holds S x tiles partial tiles and `arrivals` one counter per tile (zero on entry, zero
+// again on exit).
+template <int BLOCK_M, int BLOCK_N, bool ALIGNED>
+__global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOCK_M, BLOCK_N>::MIN_BLOCKS_PER_SM)
+    split_k_gemm_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                        float beta, float* C, int ldc, float4* partials, int* arrivals) {
+  using T = Tile<BLOCK_M, BLOCK_N>;
+  constexpr int NUM_THREADS = T::NUM_THREADS, WARPS_N = T::WARPS_N;
+  constexpr int A_ROW_STEP = T::A_ROW_STEP, B_ROW_STEP = T::B_ROW_STEP;
+  constexpr int A_LOADS = T::A_LOADS, B_LOADS = T::B_LOADS;
+  // Two buffers of each tile: the block computes on As[buf], Bs[buf] while the next K step is
+  // written into As[buf ^ 1], Bs[buf ^ 1].
+  __shared__ __align__(16) float As[2][BLOCK_K][BLOCK_M + A_PAD];  // (BLOCK_K, BLOCK_M) tiles of A, k-major, padded
+  __shared__ __align__(16) float Bs[2][BLOCK_K][BLOCK_N];          // (BLOCK_K, BLOCK_N) tiles of B, row-major
+  __shared__ int arrived_last;                                     // split-K: this block sums the partials
+
+  const int tid = threadIdx.x;
+  // This thread's results and lanes, as in chapter 09.
+  const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
+  const int warp_row = warp / WARPS_N, warp_col = warp % WARPS_N;
+  const int lane_row = (lane / (2 * LANES_N)) * 2 + lane % 2;
+  const int lane_col = (lane / 2) % LANES_N;
+  const int thread_row = warp_row * WARP_M + lane_row * SUB_M;
+  const int thread_col = warp_col * WARP_N + lane_col * SUB_N;
+  const int block_row = blockIdx.y * BLOCK_M;  // first row of C (and of A) of this block
+  const int block_col = blockIdx.x * BLOCK_N;  // first column of C (and of B) of this block
+  // This thread's share of the tile copy.
+  const int a_row = tid / (BLOCK_K / VEC), a_col = (tid % (BLOCK_K / VEC)) * VEC;
+  const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
+  // This block's range of K: whole K steps, the last split ending at K itself.
+  const int k_steps = (K + BLOCK_K - 1) / BLOCK_K;
+  const int k_begin = (blockIdx.z * k_steps / gridDim.z) * BLOCK_K;
+  const int k_end = min(K, ((blockIdx.z + 1) * k_steps / gridDim.z) * BLOCK_K);
+
+  // Bounds of the tile copy along M and N, settled once (chapter 09).
+  int a_row_g[A_LOADS];
+#pragma unroll
+  for (int l = 0; l < A_LOADS; ++l) a_row_g[l] = min(block_row + a_row + l * A_ROW_STEP, M - 1);
+  const int b_valid = N - (block_col + b_col);
+  const int b_col_g = ALIGNED ? min(block_col + b_col, (N - 1) / VEC * VEC) : block_col + b_col;
+
+  // Global-load stage, as in chapter 09.
+  float4 a_ldg[A_LOADS];
+  float4 b_ldg[B_LOADS];
+  auto load_tiles = [&](int k0, bool k_tail) {
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+      const int k = k0 + a_col;
+      a_ldg[l] = load4<ALIGNED>(A, lda, a_row_g[l], k, k_tail ? K - k : VEC);
+    }
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      const int k = k0 + b_row + l * B_ROW_STEP;
+      const int cols = ALIGNED ? VEC : b_valid;
+      b_ldg[l] = load4<ALIGNED>(B, ldb, k, b_col_g, (!k_tail || k < K) ? cols : 0);
+    }
+  };
+  // Shared-store stage, as in chapter 09.
+  auto store_tiles = [&](int buf, int k0, bool k_tail) {
+#pragma unroll
+    for (int l = 0; l < A_LOADS; ++l) {
+      const int r = a_row + l * A_ROW_STEP;
+      if (ALIGNED && k_tail) {  // floats past K read from the row's padding: zero them
+        const int valid = K - (k0 + a_col);
+        if (valid < 2) a_ldg[l].y = 0.0f;
+        if (valid < 3) a_ldg[l].z = 0.0f;
+        if (valid < 4) a_ldg[l].w = 0.0f;
+      }
+      As[buf][a_col + 0][r] = a_ldg[l].x;
+      As[buf][a_col + 1][r] = a_ldg[l].y;
+      As[buf][a_col + 2][r] = a_ldg[l].z;
+      As[buf][a_col + 3][r] = a_ldg[l].w;
+    }
+#pragma unroll
+    for (int l = 0; l < B_LOADS; ++l) {
+      *reinterpret_cast<float4*>(&Bs[buf][b_row + l * B_ROW_STEP][b_col]) = b_ldg[l];
+    }
+  };
+
+  float acc[THREAD_M][THREAD_N] = {};  // registers: indexed only by unrolled loops
+  float a_frag[THREAD_M];              // A[thread's rows][k]
+  float b_frag[THREAD_N];              // B[k][thread's columns]
+
+  // The math of one K step on buffer `buf`, as in chapter 09.
+  auto compute_step = [&](int buf) {
+#pragma unroll
+    for (int k = 0; k < BLOCK_K; ++k) {
+#pragma unroll
+      for (int im = 0; im < SUBS_M; ++im) {
+        const float4 v = *reinterpret_cast<const float4*>(&As[buf][k][thread_row + im * SUB_STRIDE_M]);
+        a_frag[im * SUB_M + 0] = v.x;
+        a_frag[im * SUB_M + 1] = v.y;
+        a_frag[im * SUB_M + 2] = v.z;
+        a_frag[im * SUB_M + 3] = v.w;
+      }
+#pragma unroll
+      for (int jn = 0; jn < SUBS_N; ++jn) {
+        const float4 v = *reinterpret_cast<const float4*>(&Bs[buf][k][thread_col + jn * SUB_STRIDE_N]);
+        b_frag[jn * SUB_N + 0] = v.x;
+        b_frag[jn * SUB_N + 1] = v.y;
+        b_frag[jn * SUB_N + 2] = v.z;
+        b_frag[jn * SUB_N + 3] = v.w;
+      }
+#pragma unroll
+      for (int n = 0; n < THREAD_N; ++n) {
+#pragma unroll
+        for (int j = 0; j < THREAD_M; ++j) {
+          const int m = (n % 2 == 0) ? j : THREAD_M - 1 - j;
+          acc[m][n] += a_frag[m] * b_frag[n];
+        }
+      }
+    }
+  };
+
+  // Prologue: this split's first K step goes straight through both stages into buffer 0.
+  load_tiles(k_begin, true);
+  store_tiles(0, k_begin, true);
+  __syncthreads();
+
+  int buf = 0;  // the buffer holding the K step being computed
+  // k0 is the NEXT K step's offset. The loop runs while that step lies wholly inside this split.
+  int k0 = k_begin + BLOCK_K;
+  for (; k0 + BLOCK_K <= k_end; k0 += BLOCK_K) {
+    load_tiles(k0, false);
+    compute_step(buf);
+    store_tiles(buf ^ 1, k0, false);
+    __syncthreads();
+    buf ^= 1;
+  }
+  if (k0 < k_end) {  // a last, partial K step: only in the last split, when K % BLOCK_K != 0
+    load_tiles(k0, true);
+    compute_step(buf);
+    store_tiles(buf ^ 1, k0, true);
+    __syncthreads();
+    buf ^= 1;
+  }
+  compute_step(buf);  // the last K step: nothing left to load
+
+  if (gridDim.z > 1) {
+    // Split-K. 1. Publish this split's partial tile, then count this block in on the tile's counter.
+    // Each thread's __threadfence() makes its stores visible to the whole GPU before the barrier;
+    // the counter is incremented after the barrier, so whoever sees the count sees the partials.
+    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+    const std::size_t tile_stride = std::size_t(gridDim.x) * gridDim.y * (ACC_VECS * NUM_THREADS);  // one split
+    float4* const mine = partials + std::size_t(tile) * (ACC_VECS * NUM_THREADS) + tid;  // split 0's, this thread's
+#pragma unroll
+    for (int v = 0; v < ACC_VECS; ++v) {
+      const float* a4 = &acc[v / (THREAD_N / VEC)][(v % (THREAD_N / VEC)) * VEC];
+      __stcg(&mine[blockIdx.z * tile_stride + v * NUM_THREADS], make_float4(a4[0], a4[1], a4[2], a4[3]));
+    }
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) {
+      // The block that brings the count to `splits` is the last: every other partial is complete.
+      // It resets the counter for the next launch (no other block of this launch touches it again).
+      arrived_last = atomicAdd(&arrivals[tile], 1) == int(gridDim.z) - 1;
+      if (arrived_last) {
+        arrivals[tile] = 0;
+        __threadfence();  // order the count (and the reset) before the reads of the partials below
+      }
+    }
+    __syncthreads();
+    if (!arrived_last) return;  // the whole block leaves together: no barrier follows
+    // 2. The last block adds the partial tiles in split order, 0 + 1 + ... + (S - 1), reading its
+    // own back like the others (from L2 with __ldcg: L1 may not have seen the other blocks' stores).
+    // The order never depends on which block arrived last, so the result is the same in every run.
+    // acc is free once published: the sums go there. Eight float4 loads in flight at a time.
+    constexpr int CHUNK = 8;
+#pragma unroll
+    for (int v0 = 0; v0 < ACC_VECS; v0 += CHUNK) {
+#pragma unroll 1
+      for (int s = 0; s < int(gridDim.z); ++s) {
+        const float4* part = mine + s * tile_stride;
+#pragma unroll
+        for (int v = v0; v < v0 + CHUNK; ++v) {
+          const float4 x = __ldcg(&part[v * NUM_THREADS]);
+          float* a4 = &acc[v / (THREAD_N / VEC)][(v % (THREAD_N / VEC)) * VEC];
+          a4[0] = s == 0 ? x.x : a4[0] + x.x;
+          a4[1] = s == 0 ? x.y : a4[1] + x.y;
+          a4[2] = s == 0 ? x.z : a4[2] + x.z;
+          a4[3] = s == 0 ? x.w : a4[3] + x.w;
+        }
+      }
+    }
+  }
+
+  // Epilogue, as in chapter 09: alpha, beta and the store, once per output.
+#pragma unroll
+  for (int im = 0; im < SUBS_M; ++im) {
+#pragma unroll
+    for (int i = 0; i < SUB_M; ++i) {
+      const int row = block_row + thread_row + im * SUB_STRIDE_M + i;
+      if (row >= M) continue;
+      const float* acc_row = acc[im * SUB_M + i];
+#pragma unroll
+      for (int jn = 0; jn < SUBS_N; ++jn) {
+        const int col = block_col + thread_col + jn * SUB_STRIDE_N;
+        const float* v4 = &acc_row[jn * SUB_N];
+        const float4 v = make_float4(v4[0], v4[1], v4[2], v4[3]);
+        store4<ALIGNED>(C, ldc, row, col, N - col, v, alpha, beta);
+      }
+    }
+  }
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// ---- The shapes and the rule ----------------------------------------------------------------------
+
+struct Shape {
+  int block_m, block_n;
+  const char* name;
+};
+constexpr Shape SHAPES[] = {{128, 128, "128x128"}, {128, 64, "128x64"}, {64, 64, "64x64"}};
+constexpr int NUM_SHAPES = sizeof(SHAPES) / sizeof(SHAPES[0]);
+constexpr int MAX_SPLITS = 32;
+
+// The model's constants (the README derives each; none is measured on one GPU):
+// A round's fixed cost, in K steps: the first tile load, which nothing overlaps (a DRAM latency of
+// ~1 us against ~2.5 us per K step of a full SM), and the epilogue.
+constexpr double ROUND_OVERHEAD_STEPS = 1.0;
+// Warps an SM needs to keep its FMA units busy: one warp per scheduler issues at most one
+// instruction per cycle and stalls on every shared load and barrier; two hide each other's stalls.
+// With fewer warps, a round runs at warps / WARPS_TO_FILL of the full rate.
+constexpr int WARPS_TO_FILL = 8;
+// Split-K's extra work, in K steps of the block's own math per partial tile: each output is written
+// once to L2 and read once by the last block (8 bytes), against BLOCK_K = 16 FMAs per output and K
+// step; an SM does ~6 FMAs per byte of its share of L2 bandwidth, so 8 bytes ~ 48 FMAs ~ 3 K steps.
+constexpr double SPLIT_STEPS = 3.0;
+
+// The kernel for a shape and the alignment test's answer: six instances in all.
+using KernelFn = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int, float4*,
+                          int*);
+inline KernelFn kernel_for(int shape, bool aligned) {
+  switch (shape) {
+    case 0: return aligned ? split_k_gemm_kernel<128, 128, true> : split_k_gemm_kernel<128, 128, false>;
+    case 1: return aligned ? split_k_gemm_kernel<128, 64, true> : split_k_gemm_kernel<128, 64, false>;
+    default: return aligned ? split_k_gemm_kernel<64, 64, true> : split_k_gemm_kernel<64, 64, false>;
+  }
+}
+inline int threads_of(int shape) {
+  return SHAPES[shape].block_m / WARP_M * (SHAPES[shape].block_n / WARP_N) * WARP_SIZE;
+}
+inline int min_blocks_of(int shape) {
+  switch (shape) {
+    case 0: return Tile<128, 128>::MIN_BLOCKS_PER_SM;
+    case 1: return Tile<128, 64>::MIN_BLOCKS_PER_SM;
+    default: return Tile<64, 64>::MIN_BLOCKS_PER_SM;
+  }
+}
+
+// The device's SM count, FMA rate and each shape's blocks per SM, read once per device. The shared
+// memory carveout is set so that MIN_BLOCKS_PER_SM blocks fit (the driver may otherwise keep more
+// L1 and fewer blocks); the occupancy query then says what really fits.
+struct DeviceFacts {
+  int sms = 0;
+  double fma_per_us_per_sm = 0;  // FP32 FMA lanes x clock
+  int blocks_per_sm[NUM_SHAPES] = {};
+};
+inline const DeviceFacts& device_facts() {
+  static int cached_device = -1;
+  static DeviceFacts facts;
+  int device = 0;
+  TUT_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != cached_device) {
+    cudaDeviceProp prop{};
+    TUT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    int clock_khz = 0;
+    TUT_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+    facts.sms = prop.multiProcessorCount;
+    const int lanes = tut::fp32_lanes_per_sm(prop.major, prop.minor);
+    facts.fma_per_us_per_sm = double(lanes > 0 ? lanes : 128) * clock_khz / 1e3;
+    for (int s = 0; s < NUM_SHAPES; ++s) {
+      const int threads = threads_of(s);
+      const int want = min_blocks_of(s);
+      for (bool aligned : {false, true}) {
+        const KernelFn kernel = kernel_for(s, aligned);
+        cudaFuncAttributes attr{};
+        TUT_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+        const double needed = double(want) * double(attr.sharedSizeBytes + prop.reservedSharedMemPerBlock);
+        const int percent = std::min(100, int(100.0 * needed / double(prop.sharedMemPerMultiprocessor)) + 1);
+        TUT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+      }
+      TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.blocks_per_sm[s], kernel_for(s, true),
+                                                                   threads, 0));
+      facts.blocks_per_sm[s] = std::max(facts.blocks_per_sm[s], 1);
+    }
+    cached_device = device;
+  }
+  return facts;
+}
+
+class Planner : public tut::GemmPlanner {
+ public:
+  std::vector<std::string> tile_names() const override {
+    std::vector<std::string> names;
+    for (const Shape& s : SHAPES) names.push_back(s.name);
+    return names;
+  }
+
+  int max_splits(const tut::GemmProblem& p) const override {
+    return int(std::min<long long>(MAX_SPLITS, tut::ceil_div<long long>(p.k, BLOCK_K)));
+  }
+
+  // The rule: the wave arithmetic of every shape and split count, the least modelled time.
+  tut::GemmWaves waves(const tut::GemmProblem& p, tut::GemmChoice c) const override {
+    const DeviceFacts& d = device_facts();
+    const Shape& shape = SHAPES[c.tile];
+    const int occ = d.blocks_per_sm[c.tile];
+    const int warps = threads_of(c.tile) / WARP_SIZE;
+    tut::GemmWaves w;
+    w.tiles = tut::ceil_div<long long>(p.m, shape.block_m) * tut::ceil_div<long long>(p.n, shape.block_n);
+    w.blocks = w.tiles * c.splits;
+    w.blocks_per_sm = occ;
+    w.sms = d.sms;
+    w.k_steps = tut::ceil_div<long long>(tut::ceil_div<long long>(p.k, BLOCK_K), c.splits);
+    // The busiest SM runs b blocks: floor(b / occ) full rounds of occ blocks, then one of b % occ.
+    const long long b = tut::ceil_div<long long>(w.blocks, d.sms);
+    // A round of n blocks: each does k_steps (+ overhead) K steps of BLOCK_M x BLOCK_N x BLOCK_K FMAs,
+    // and (split) SPLIT_STEPS more; the SM runs them at the rate of its n x warps warps.
+    const double steps = double(w.k_steps) + ROUND_OVERHEAD_STEPS + (c.splits > 1 ? SPLIT_STEPS : 0.0);
+    const double fmas_per_step = double(shape.block_m) * shape.block_n * BLOCK_K;
+    auto round_us = [&](long long n) {
+      const double busy = std::min(1.0, double(n * warps) / WARPS_TO_FILL);
+      return double(n) * steps * fmas_per_step / (d.fma_per_us_per_sm * busy);
+    };
+    w.model_us = double(b / occ) * round_us(occ) + (b % occ ? round_us(b % occ) : 0.0);
+    return w;
+  }
+
+  tut::GemmChoice choose(const tut::GemmProblem& p, tut::GemmChoice forced) const override {
+    if (forced.tile >= 0 && forced.splits >= 1) return forced;
+    tut::GemmChoice best;
+    double best_us = 0;
+    for (int t = 0; t < NUM_SHAPES; ++t) {  // larger tiles first: they win ties
+      if (forced.tile >= 0 && t != forced.tile) continue;
+      for (int s = 1; s <= max_splits(p); ++s) {  // fewer splits first: they win ties
+        if (forced.splits >= 1 && s != forced.splits) continue;
+        const double us = waves(p, tut::GemmChoice{t, s}).model_us;
+        if (best.tile < 0 || us < best_us) {
+          best = tut::GemmChoice{t, s};
+          best_us = us;
+        }
+      }
+    }
+    return best;
+  }
+
+  std::size_t workspace_bytes(const tut::GemmProblem& p, tut::GemmChoice c) const override {
+    if (c.splits <= 1) return 0;
+    const Shape& shape = SHAPES[c.tile];
+    const std::size_t tiles = std::size_t(tut::ceil_div(p.m, shape.block_m)) * tut::ceil_div(p.n, shape.block_n);
+    const std::size_t partials = std::size_t(c.splits) * tiles * shape.block_m * shape.block_n * sizeof(float);
+    return partials + tiles * sizeof(int);  // partial tiles (16-byte multiples), then the counters
+  }
+
+  void launch(const tut::GemmProblem& p, tut::GemmChoice c, const float* A, const float* B, float* C,
+              void* workspace, cudaStream_t stream) const override {
+    const Shape& shape = SHAPES[c.tile];
+    // Columns in grid.x, rows in grid.y (at most 2^20 / 64 = 16384 rows of blocks), splits in grid.z.
+    const dim3 grid(tut::ceil_div(p.n, shape.block_n), tut::ceil_div(p.m, shape.block_m), c.splits);
+    const bool aligned = p.lda % VEC == 0 && p.ldb % VEC == 0 && p.ldc % VEC == 0 && aligned16(A) && aligned16(B) &&
+                         aligned16(C);
+    float4* partials = nullptr;
+    int* arrivals = nullptr;
+    if (c.splits > 1) {
+      partials = static_cast<float4*>(workspace);
+      const std::size_t tiles = std::size_t(grid.x) * grid.y;
+      arrivals = reinterpret_cast<int*>(static_cast<char*>(workspace) +
+                                        std::size_t(c.splits) * tiles * shape.block_m * shape.block_n * sizeof(float));
+    }
+    device_facts();  // sets each kernel's shared-memory carveout before its first launch
+    kernel_for(c.tile, aligned)<<<grid, threads_of(c.tile), 0, stream>>>(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb,
+                                                                         p.beta, C, p.ldc, partials, arrivals);
+    TUT_CHECK_LAUNCH();
+  }
+};
+
+inline const Planner& planner() {
+  static const Planner instance;
+  return instance;
+}
+
+}  // namespace ch10
