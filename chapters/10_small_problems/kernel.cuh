@@ -32,6 +32,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -147,12 +148,18 @@ __device__ __forceinline__ void store4(float* C, int ldc, int row, int col, int 
   if (valid > 3) p[3] = (beta == 0.0f) ? out.w : out.w + beta * p[3];
 }
 
-// C = alpha * A * B + beta * C; with beta == 0, C is not read. Split s = blockIdx.z of gridDim.z
-// computes the K steps [s * k_steps / S, (s + 1) * k_steps / S) of its tile (k_steps = ceil(K /
-// BLOCK_K), S = gridDim.z: the splits differ by at most one K step and none is empty). With S > 1,
+__device__ __forceinline__ float4 add4(float4 a, float4 b) {
+  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+
+// C = alpha * A * B + beta * C; with beta == 0, C is not read. With SPLIT, split s = blockIdx.z of
+// gridDim.z computes the K steps [s * k_steps / S, (s + 1) * k_steps / S) of its tile (k_steps =
+// ceil(K / BLOCK_K), S = gridDim.z: the splits differ by at most one K step and none is empty);
 // `partials` holds S x tiles partial tiles and `arrivals` one counter per tile (zero on entry, zero
-// again on exit).
-template <int BLOCK_M, int BLOCK_N, bool ALIGNED>
+// again on exit). Without SPLIT (one split, gridDim.z = 1) the kernel is chapter 09's, instruction
+// for instruction: the loop's bound is then K itself, a kernel parameter, where a split's bound
+// k_end takes a register, and at 128 registers one more live value reschedules the whole loop.
+template <int BLOCK_M, int BLOCK_N, bool SPLIT, bool ALIGNED>
 __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOCK_M, BLOCK_N>::MIN_BLOCKS_PER_SM)
     split_k_gemm_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                         float beta, float* C, int ldc, float4* partials, int* arrivals) {
@@ -181,8 +188,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOC
   const int b_row = tid / (BLOCK_N / VEC), b_col = (tid % (BLOCK_N / VEC)) * VEC;
   // This block's range of K: whole K steps, the last split ending at K itself.
   const int k_steps = (K + BLOCK_K - 1) / BLOCK_K;
-  const int k_begin = (blockIdx.z * k_steps / gridDim.z) * BLOCK_K;
-  const int k_end = min(K, ((blockIdx.z + 1) * k_steps / gridDim.z) * BLOCK_K);
+  const int k_begin = SPLIT ? (blockIdx.z * k_steps / gridDim.z) * BLOCK_K : 0;
+  const int k_end = SPLIT ? min(K, ((blockIdx.z + 1) * k_steps / gridDim.z) * BLOCK_K) : K;
 
   // Bounds of the tile copy along M and N, settled once (chapter 09).
   int a_row_g[A_LOADS];
@@ -288,7 +295,17 @@ __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOC
   }
   compute_step(buf);  // the last K step: nothing left to load
 
-  if (gridDim.z > 1) {
+  // The epilogue of one of this thread's float4s of results: v is row v / 2 of acc, columns
+  // (v % 2) * 4 .. + 3 (chapter 09's sub-tile rows). C = alpha * x (+ beta * C), the row checked.
+  auto store_vec = [&](int v, float4 x) {
+    const int m = v / (THREAD_N / VEC), jn = v % (THREAD_N / VEC);
+    const int row = block_row + thread_row + (m / SUB_M) * SUB_STRIDE_M + m % SUB_M;
+    if (row >= M) return;
+    const int col = block_col + thread_col + jn * SUB_STRIDE_N;
+    store4<ALIGNED>(C, ldc, row, col, N - col, x, alpha, beta);
+  };
+
+  if constexpr (SPLIT) {
     // Split-K. 1. Publish this split's partial tile, then count this block in on the tile's counter.
     // Each thread's __threadfence() makes its stores visible to the whole GPU before the barrier;
     // the counter is incremented after the barrier, so whoever sees the count sees the partials.
@@ -314,43 +331,48 @@ __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOC
     __syncthreads();
     if (!arrived_last) return;  // the whole block leaves together: no barrier follows
     // 2. The last block adds the partial tiles in split order, 0 + 1 + ... + (S - 1), reading its
-    // own back like the others (from L2 with __ldcg: L1 may not have seen the other blocks' stores).
-    // The order never depends on which block arrived last, so the result is the same in every run.
-    // acc is free once published: the sums go there. Eight float4 loads in flight at a time.
-    constexpr int CHUNK = 8;
+    // own back like the others (from L2 with __ldcg: L1 may not have seen the other blocks' stores),
+    // and stores each sum at once. The order never depends on which block arrived last, so the
+    // result is the same in every run. acc is free now: CHUNK float4 sums at a time, with
+    // CHUNK x SPLITS_IN_FLIGHT loads in flight, so the S partials cost ceil(S / SPLITS_IN_FLIGHT)
+    // L2 round trips per chunk instead of S.
+    constexpr int CHUNK = 4, SPLITS_IN_FLIGHT = 4;
+    const int splits = gridDim.z;
 #pragma unroll
     for (int v0 = 0; v0 < ACC_VECS; v0 += CHUNK) {
-#pragma unroll 1
-      for (int s = 0; s < int(gridDim.z); ++s) {
-        const float4* part = mine + s * tile_stride;
+      float4 sum[CHUNK];
+      for (int s0 = 0; s0 < splits; s0 += SPLITS_IN_FLIGHT) {
+        // One L2 round trip: the next SPLITS_IN_FLIGHT partials of the chunk, all loads issued
+        // before any is used (predicated past the last split), then added in split order.
+        float4 x[SPLITS_IN_FLIGHT][CHUNK];
 #pragma unroll
-        for (int v = v0; v < v0 + CHUNK; ++v) {
-          const float4 x = __ldcg(&part[v * NUM_THREADS]);
-          float* a4 = &acc[v / (THREAD_N / VEC)][(v % (THREAD_N / VEC)) * VEC];
-          a4[0] = s == 0 ? x.x : a4[0] + x.x;
-          a4[1] = s == 0 ? x.y : a4[1] + x.y;
-          a4[2] = s == 0 ? x.z : a4[2] + x.z;
-          a4[3] = s == 0 ? x.w : a4[3] + x.w;
+        for (int u = 0; u < SPLITS_IN_FLIGHT; ++u) {
+#pragma unroll
+          for (int c = 0; c < CHUNK; ++c) {
+            if (s0 + u < splits) x[u][c] = __ldcg(&mine[(s0 + u) * tile_stride + (v0 + c) * NUM_THREADS]);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < SPLITS_IN_FLIGHT; ++u) {
+#pragma unroll
+          for (int c = 0; c < CHUNK; ++c) {
+            if (s0 + u == 0) {
+              sum[c] = x[u][c];
+            } else if (s0 + u < splits) {
+              sum[c] = add4(sum[c], x[u][c]);
+            }
+          }
         }
       }
+#pragma unroll
+      for (int c = 0; c < CHUNK; ++c) store_vec(v0 + c, sum[c]);
     }
-  }
-
-  // Epilogue, as in chapter 09: alpha, beta and the store, once per output.
+  } else {
+    // Epilogue, as in chapter 09: alpha, beta and the store, once per output.
 #pragma unroll
-  for (int im = 0; im < SUBS_M; ++im) {
-#pragma unroll
-    for (int i = 0; i < SUB_M; ++i) {
-      const int row = block_row + thread_row + im * SUB_STRIDE_M + i;
-      if (row >= M) continue;
-      const float* acc_row = acc[im * SUB_M + i];
-#pragma unroll
-      for (int jn = 0; jn < SUBS_N; ++jn) {
-        const int col = block_col + thread_col + jn * SUB_STRIDE_N;
-        const float* v4 = &acc_row[jn * SUB_N];
-        const float4 v = make_float4(v4[0], v4[1], v4[2], v4[3]);
-        store4<ALIGNED>(C, ldc, row, col, N - col, v, alpha, beta);
-      }
+    for (int v = 0; v < ACC_VECS; ++v) {
+      const float* a4 = &acc[v / (THREAD_N / VEC)][(v % (THREAD_N / VEC)) * VEC];
+      store_vec(v, make_float4(a4[0], a4[1], a4[2], a4[3]));
     }
   }
 }
@@ -367,47 +389,60 @@ constexpr Shape SHAPES[] = {{128, 128, "128x128"}, {128, 64, "128x64"}, {64, 64,
 constexpr int NUM_SHAPES = sizeof(SHAPES) / sizeof(SHAPES[0]);
 constexpr int MAX_SPLITS = 32;
 
-// The model's constants (the README derives each; none is measured on one GPU):
-// A round's fixed cost, in K steps: the first tile load, which nothing overlaps (a DRAM latency of
-// ~1 us against ~2.5 us per K step of a full SM), and the epilogue.
-constexpr double ROUND_OVERHEAD_STEPS = 1.0;
-// Warps an SM needs to keep its FMA units busy: one warp per scheduler issues at most one
-// instruction per cycle and stalls on every shared load and barrier; two hide each other's stalls.
-// With fewer warps, a round runs at warps / WARPS_TO_FILL of the full rate.
-constexpr int WARPS_TO_FILL = 8;
-// Split-K's extra work, in K steps of the block's own math per partial tile: each output is written
-// once to L2 and read once by the last block (8 bytes), against BLOCK_K = 16 FMAs per output and K
-// step; an SM does ~6 FMAs per byte of its share of L2 bandwidth, so 8 bytes ~ 48 FMAs ~ 3 K steps.
-constexpr double SPLIT_STEPS = 3.0;
+// The rule's model of a plan's time (the README derives it and checks it against --explain):
+//   the busiest SM runs b = ceil(blocks / SMs) blocks, occ at a time (occ: the CUDA runtime's
+//   occupancy for the shape): floor(b / occ) full rounds, then one round of b % occ;
+//   a round of n blocks takes (K steps + ROUND_OVERHEAD_STEPS [+ SPLIT_STEPS]) x n x W / (R x u),
+//     W = BLOCK_M x BLOCK_N x BLOCK_K x (1 + COPY_COST x (1 / BLOCK_M + 1 / BLOCK_N)): a block's K
+//         step in FMAs, plus the tile copy (BLOCK_M + BLOCK_N floats per BLOCK_M x BLOCK_N FMAs
+//         per k) at COPY_COST FMAs a float; x (1 + SPLIT_LOOP_SLOWDOWN) for a split instance;
+//     R = FP32 lanes x clock: the SM's FMA rate;
+//     u = 1 - (1 - WARP_ISSUE)^(warps / SCHEDULERS): the share of cycles the SM's schedulers
+//         issue, when each of the n x warps warps is ready in a given cycle with chance WARP_ISSUE;
+//   split-K adds SPLIT_STEPS per round and, at the end, the last block's reads of the partials:
+//   ceil(S / SPLITS_PER_TRIP) L2 round trips for each of its REDUCE_CHUNKS chunks.
+// The constants describe this kernel, not one GPU; the README measures the two that are not
+// counted from the code (WARP_ISSUE, COPY_COST) and shows the rule's choices do not hinge on them.
+constexpr int SCHEDULERS = 4;               // warp schedulers per SM (Volta to Hopper)
+constexpr double WARP_ISSUE = 0.57;         // chance that one warp of this kernel can issue in a cycle
+constexpr double COPY_COST = 4.0;           // issue and memory cost of copying one float, in FMAs
+constexpr double ROUND_OVERHEAD_STEPS = 1.0;  // the first tile load (nothing overlaps it) and the epilogue
+constexpr double SPLIT_STEPS = 1.0;         // the partial tile written, and read back by one block in S
+constexpr double L2_ROUND_TRIP_US = 0.5;    // a load that misses L1 under load, with the queueing
+// The split instances' loop runs this much slower per K step than the others (chapter 09's): its
+// bound k_end takes a register, and at 128 registers ptxas schedules the loop differently (same
+// 1135 instructions, other order). Measured: 2.806 against 2.718 ms at 4096^3 (README).
+constexpr double SPLIT_LOOP_SLOWDOWN = 0.03;
+constexpr int REDUCE_CHUNKS = 4;            // ACC_VECS / CHUNK in the kernel's reduction
+constexpr int SPLITS_PER_TRIP = 4;          // SPLITS_IN_FLIGHT in the kernel's reduction
 
-// The kernel for a shape and the alignment test's answer: six instances in all.
+// The kernel for a shape, split or not, and the alignment test's answer: twelve instances in all.
 using KernelFn = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int, float4*,
                           int*);
-inline KernelFn kernel_for(int shape, bool aligned) {
+template <int BLOCK_M, int BLOCK_N>
+KernelFn kernel_of(bool split, bool aligned) {
+  if (split) {
+    return aligned ? split_k_gemm_kernel<BLOCK_M, BLOCK_N, true, true> : split_k_gemm_kernel<BLOCK_M, BLOCK_N, true, false>;
+  }
+  return aligned ? split_k_gemm_kernel<BLOCK_M, BLOCK_N, false, true> : split_k_gemm_kernel<BLOCK_M, BLOCK_N, false, false>;
+}
+inline KernelFn kernel_for(int shape, bool split, bool aligned) {
   switch (shape) {
-    case 0: return aligned ? split_k_gemm_kernel<128, 128, true> : split_k_gemm_kernel<128, 128, false>;
-    case 1: return aligned ? split_k_gemm_kernel<128, 64, true> : split_k_gemm_kernel<128, 64, false>;
-    default: return aligned ? split_k_gemm_kernel<64, 64, true> : split_k_gemm_kernel<64, 64, false>;
+    case 0: return kernel_of<128, 128>(split, aligned);
+    case 1: return kernel_of<128, 64>(split, aligned);
+    default: return kernel_of<64, 64>(split, aligned);
   }
 }
 inline int threads_of(int shape) {
   return SHAPES[shape].block_m / WARP_M * (SHAPES[shape].block_n / WARP_N) * WARP_SIZE;
 }
-inline int min_blocks_of(int shape) {
-  switch (shape) {
-    case 0: return Tile<128, 128>::MIN_BLOCKS_PER_SM;
-    case 1: return Tile<128, 64>::MIN_BLOCKS_PER_SM;
-    default: return Tile<64, 64>::MIN_BLOCKS_PER_SM;
-  }
-}
 
-// The device's SM count, FMA rate and each shape's blocks per SM, read once per device. The shared
-// memory carveout is set so that MIN_BLOCKS_PER_SM blocks fit (the driver may otherwise keep more
-// L1 and fewer blocks); the occupancy query then says what really fits.
+// The device's SM count, FMA rate and each shape's blocks per SM (the CUDA runtime's occupancy
+// calculator: registers, shared memory and threads), read once per device.
 struct DeviceFacts {
   int sms = 0;
   double fma_per_us_per_sm = 0;  // FP32 FMA lanes x clock
-  int blocks_per_sm[NUM_SHAPES] = {};
+  int blocks_per_sm[NUM_SHAPES][2] = {};  // [shape][split]
 };
 inline const DeviceFacts& device_facts() {
   static int cached_device = -1;
@@ -423,19 +458,11 @@ inline const DeviceFacts& device_facts() {
     const int lanes = tut::fp32_lanes_per_sm(prop.major, prop.minor);
     facts.fma_per_us_per_sm = double(lanes > 0 ? lanes : 128) * clock_khz / 1e3;
     for (int s = 0; s < NUM_SHAPES; ++s) {
-      const int threads = threads_of(s);
-      const int want = min_blocks_of(s);
-      for (bool aligned : {false, true}) {
-        const KernelFn kernel = kernel_for(s, aligned);
-        cudaFuncAttributes attr{};
-        TUT_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-        const double needed = double(want) * double(attr.sharedSizeBytes + prop.reservedSharedMemPerBlock);
-        const int percent = std::min(100, int(100.0 * needed / double(prop.sharedMemPerMultiprocessor)) + 1);
-        TUT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+      for (int split = 0; split < 2; ++split) {  // the aligned instances (the unaligned ones fit alike)
+        int& occ = facts.blocks_per_sm[s][split];
+        TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel_for(s, split, true), threads_of(s), 0));
+        occ = std::max(occ, 1);
       }
-      TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.blocks_per_sm[s], kernel_for(s, true),
-                                                                   threads, 0));
-      facts.blocks_per_sm[s] = std::max(facts.blocks_per_sm[s], 1);
     }
     cached_device = device;
   }
@@ -458,7 +485,7 @@ class Planner : public tut::GemmPlanner {
   tut::GemmWaves waves(const tut::GemmProblem& p, tut::GemmChoice c) const override {
     const DeviceFacts& d = device_facts();
     const Shape& shape = SHAPES[c.tile];
-    const int occ = d.blocks_per_sm[c.tile];
+    const int occ = d.blocks_per_sm[c.tile][c.splits > 1 ? 1 : 0];
     const int warps = threads_of(c.tile) / WARP_SIZE;
     tut::GemmWaves w;
     w.tiles = tut::ceil_div<long long>(p.m, shape.block_m) * tut::ceil_div<long long>(p.n, shape.block_n);
@@ -468,15 +495,18 @@ class Planner : public tut::GemmPlanner {
     w.k_steps = tut::ceil_div<long long>(tut::ceil_div<long long>(p.k, BLOCK_K), c.splits);
     // The busiest SM runs b blocks: floor(b / occ) full rounds of occ blocks, then one of b % occ.
     const long long b = tut::ceil_div<long long>(w.blocks, d.sms);
-    // A round of n blocks: each does k_steps (+ overhead) K steps of BLOCK_M x BLOCK_N x BLOCK_K FMAs,
-    // and (split) SPLIT_STEPS more; the SM runs them at the rate of its n x warps warps.
     const double steps = double(w.k_steps) + ROUND_OVERHEAD_STEPS + (c.splits > 1 ? SPLIT_STEPS : 0.0);
-    const double fmas_per_step = double(shape.block_m) * shape.block_n * BLOCK_K;
+    const double fmas_per_step = double(shape.block_m) * shape.block_n * BLOCK_K *
+                                 (1.0 + COPY_COST * (1.0 / shape.block_m + 1.0 / shape.block_n)) *
+                                 (c.splits > 1 ? 1.0 + SPLIT_LOOP_SLOWDOWN : 1.0);
     auto round_us = [&](long long n) {
-      const double busy = std::min(1.0, double(n * warps) / WARPS_TO_FILL);
-      return double(n) * steps * fmas_per_step / (d.fma_per_us_per_sm * busy);
+      const double issuing = 1.0 - std::pow(1.0 - WARP_ISSUE, double(n * warps) / SCHEDULERS);
+      return double(n) * steps * fmas_per_step / (d.fma_per_us_per_sm * issuing);
     };
     w.model_us = double(b / occ) * round_us(occ) + (b % occ ? round_us(b % occ) : 0.0);
+    if (c.splits > 1) {
+      w.model_us += REDUCE_CHUNKS * tut::ceil_div(c.splits, SPLITS_PER_TRIP) * L2_ROUND_TRIP_US;
+    }
     return w;
   }
 
@@ -521,8 +551,7 @@ class Planner : public tut::GemmPlanner {
       arrivals = reinterpret_cast<int*>(static_cast<char*>(workspace) +
                                         std::size_t(c.splits) * tiles * shape.block_m * shape.block_n * sizeof(float));
     }
-    device_facts();  // sets each kernel's shared-memory carveout before its first launch
-    kernel_for(c.tile, aligned)<<<grid, threads_of(c.tile), 0, stream>>>(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb,
+    kernel_for(c.tile, c.splits > 1, aligned)<<<grid, threads_of(c.tile), 0, stream>>>(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb,
                                                                          p.beta, C, p.ldc, partials, arrivals);
     TUT_CHECK_LAUNCH();
   }
