@@ -7,6 +7,9 @@ The list of steps is <build>/chapters.tsv, written by CMake from the tut_add_cha
 binary appends its own row to <out-dir>/<gpu-slug>.csv (it verifies and times itself against the
 vendor library in the same process); this script only chooses the problems:
   gemm: 4096^3, then the size sweep (sizes predicted to run longer than --max-run-seconds skipped);
+        chapters from 09 on and cuBLAS also run chapter 10's suite of small and odd problems, and a
+        step that plans each problem (its --help lists tile shapes) runs --explain on every suite
+        problem, one row per candidate plan into <out-dir>/<gpu-slug>-plans.csv;
   conv: the headline layer, then every other layer of the table the binary prints with
         `--layer list`, for the steps from 15 on, the fused epilogue (20) included (13 and 14 are
         slow: only the headline, unless --all-layers);
@@ -24,12 +27,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import CONV_HEADLINE, PARTS, is_chapter  # noqa: E402
+from results import CONV_HEADLINE, PARTS, SUITE, SUITE_FROM, SWEEP, is_chapter  # noqa: E402
 
 HEADLINE = (4096, 4096, 4096)
-# 256 to 8192, with odd sizes next to the headline (not multiples of any tile).
-SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
-         (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
 NO_GPU = 3
 # Convolution steps before this one run the headline layer only (unless --all-layers): the direct
 # loop and im2col take seconds per layer and add nothing to the per-layer chart (17 onwards).
@@ -82,6 +82,21 @@ def conv_flops(layer: dict) -> float:
     return 2.0 * layer["n"] * layer["k"] * p * q * layer["c"] * layer["r"] * layer["s"]
 
 
+def plan_tiles(binary: str) -> list[str]:
+    """The tile shapes a step that plans each problem offers (its --help ends with "Its tile shapes
+    (--tile): 128x128 ..."); [] for a step with one kernel for every problem."""
+    p = subprocess.run([binary, "--help"], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        if "tile shapes (--tile):" in line:
+            return line.split(":", 1)[1].split()
+    return []
+
+
+def runs_suite(step: dict) -> bool:
+    """Chapters from SUITE_FROM on and the library baselines run the suite of small and odd problems."""
+    return not is_chapter(step["name"]) or int(step["name"][:2]) >= SUITE_FROM
+
+
 def read_rows(csv_path: Path) -> list[dict]:
     if not csv_path.is_file():
         return []
@@ -116,6 +131,7 @@ def main(argv=None) -> int:
     facts = device_facts(steps[0]["binary"])
     args.out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = args.out_dir / f"{facts['slug']}.csv"
+    plans_path = args.out_dir / f"{facts['slug']}-plans.csv"
     log_path = args.log or args.manifest.parent / "bench.log"
     (args.manifest.parent / "results-csv").write_text(f"{csv_path}\n")  # for `make tutorial`'s plot step
     print(f"bench: {len(steps)} steps on {facts['name']} (CUDA {facts['cuda']}) -> {csv_path}; full output in {log_path}")
@@ -123,18 +139,18 @@ def main(argv=None) -> int:
     failures = []
     with log_path.open("a") as log:
         def run_binary(step: dict, problem: str | None, tag: str, flags: list[str],
-                       extra: list[str]) -> tuple[dict | None, float]:
+                       extra: list[str], out: Path = csv_path) -> tuple[dict | None, float]:
             """Runs one step on one problem (None: the binary's default, named in its row); returns its
             CSV row (None when it appended none) and the seconds taken."""
-            cmd = [step["binary"], *flags, "--csv", str(csv_path), *extra]
+            cmd = [step["binary"], *flags, "--csv", str(out), *extra]
             log.write(f"\n$ {' '.join(cmd)}\n")
             log.flush()
-            before = len(read_rows(csv_path))
+            before = len(read_rows(out))
             t0 = time.time()
             p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
             if p.returncode == NO_GPU:
                 raise SystemExit("error: the GPU disappeared during the benchmark")
-            rows = read_rows(csv_path) if p.returncode in (0, 1) else []
+            rows = read_rows(out) if p.returncode in (0, 1) else []
             row = rows[-1] if len(rows) > before else None  # a row this run appended, never an older one
             if row is None or row["chapter"] != step["name"] or (problem is not None and row["problem"] != problem):
                 failures.append(f"{tag} exited {p.returncode} without a result (see {log_path})")
@@ -144,13 +160,15 @@ def main(argv=None) -> int:
                 failures.append(f"{tag} failed verification")
             return row, time.time() - t0
 
-        def run(step: dict, mnk, extra: list[str]) -> dict | None:
+        def run(step: dict, mnk, extra: list[str], out: Path = csv_path) -> dict | None:
             m, n, k = mnk
             tag = f"{step['name']:<28} {m}x{n}x{k:<8}"
-            row, secs = run_binary(step, f"{m}x{n}x{k}", tag, ["--m", str(m), "--n", str(n), "--k", str(k)], extra)
+            row, secs = run_binary(step, f"{m}x{n}x{k}", tag, ["--m", str(m), "--n", str(n), "--k", str(k)], extra, out)
             if row is not None:
+                plan = f"  plan {row['config']}" if row.get("config") else ""
                 print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {100 * float(row['ratio_to_baseline']):6.1f}% of "
-                      f"cuBLAS  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  ({secs:.0f} s)")
+                      f"cuBLAS  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}{plan}  "
+                      f"({secs:.0f} s)")
             return row
 
         def run_conv(step: dict, layer: str, extra: list[str]) -> dict | None:
@@ -209,13 +227,23 @@ def main(argv=None) -> int:
             if args.headline_only or head is None:
                 continue
             head_ms = float(head["time_ms_median"])
-            for mnk in SWEEP:
+            sizes = list(SWEEP)
+            if runs_suite(step):
+                sizes += [mnk for mnk in SUITE if mnk not in sizes and mnk != HEADLINE]
+            sweep_flags = ["--iters", str(args.sweep_iters), "--warmup", str(args.sweep_warmup)]
+            for mnk in sizes:
                 predicted_s = head_ms * 1e-3 * (mnk[0] * mnk[1] * mnk[2]) / (HEADLINE[0] * HEADLINE[1] * HEADLINE[2])
                 if predicted_s > args.max_run_seconds:
                     print(f"  {step['name']:<28} {'x'.join(map(str, mnk)):<17} skipped: one run would take ~{predicted_s:.0f} s "
                           f"(--max-run-seconds {args.max_run_seconds:g})")
                     continue
-                run(step, mnk, ["--iters", str(args.sweep_iters), "--warmup", str(args.sweep_warmup)])
+                run(step, mnk, sweep_flags)
+            if plan_tiles(step["binary"]):
+                # Every candidate plan of every suite problem, timed next to the rule's model (--explain):
+                # one row per candidate in the plans file, and the step's own row last.
+                print(f"  {step['name']}: every tile shape and split on the suite (--explain) -> {plans_path}")
+                for mnk in SUITE:
+                    run(step, mnk, ["--explain", *sweep_flags], plans_path)
 
     if failures:
         print("bench: FAILURES:\n  " + "\n  ".join(failures))

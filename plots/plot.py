@@ -5,7 +5,10 @@
         [--out-dir plots] [--readme README.md] [--chapters-dir chapters]
 
 For each part with rows in the CSV (or the one --part names):
-  gemm: <out-dir>/<slug>-gemm-{speedup,sweep,roofline}.png, README.md's results:gemm block;
+  gemm: <out-dir>/<slug>-gemm-{speedup,sweep,roofline}.png, and -gemm-suite.png (chapter 10's suite of
+        small and odd problems, when measured), README.md's results:gemm block; a chapter that
+        plans each problem also gets the table of its candidate plans from <slug>-plans.csv (next to
+        the CSV, written by bench.py with --explain);
   conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block;
   gcn:  <out-dir>/<slug>-gcn-{speedup,bandwidth,layer}.png (layer: when chapter 29 or a PyTorch row
         of plots/torch_gcn.py was measured), README.md's results:gcn block.
@@ -31,7 +34,7 @@ from matplotlib.ticker import FuncFormatter, LogFormatter  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import results  # noqa: E402
-from results import CONV_HEADLINE, HEADLINE, CsvError, Row  # noqa: E402
+from results import CONV_HEADLINE, HEADLINE, SUITE, SUITE_FROM, SWEEP, CsvError, Row, mnk_name  # noqa: E402
 
 README_BEGIN = "<!-- results:gemm:begin -->"
 README_END = "<!-- results:gemm:end -->"
@@ -88,13 +91,132 @@ def results_table(rows: list[Row]) -> str:
 
 
 def chapter_table(rows: list[Row]) -> str:
-    """One chapter's rows over the sweep."""
-    lines = ["| problem (M×N×K) | time (ms), median [min, max] | TFLOP/s | cuBLAS (ms) | % of cuBLAS | % of FP32 peak | verified |",
-             "|---|---|---:|---:|---:|---:|:-:|"]
+    """One chapter's rows over the sweep (and the suite), with the plan it ran where it chooses one."""
+    plans = any(r.config for r in rows)
+    lines = ["| problem (M×N×K) | time (ms), median [min, max] | TFLOP/s | cuBLAS (ms) | % of cuBLAS | % of FP32 peak | "
+             + ("plan | " if plans else "") + "verified |",
+             "|---|---|---:|---:|---:|---:|" + ("---|" if plans else "") + ":-:|"]
     for r in sorted(rows, key=lambda r: results.problem_sort_key(r.problem)):
+        plan = f" {r.config} |" if plans else ""
         lines.append(f"| {r.problem.replace('x', '×')} | {fmt_ms(r.time_ms_median)} [{fmt_ms(r.time_ms_min)}, "
                      f"{fmt_ms(r.time_ms_max)}] | {r.tflops:.2f} | {fmt_ms(r.baseline_time_ms)} | "
-                     f"{100 * r.ratio_to_baseline:.1f}% | {r.pct_of_peak:.1f}% | {r.verified} |")
+                     f"{100 * r.ratio_to_baseline:.1f}% | {r.pct_of_peak:.1f}% |{plan} {r.verified} |")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------
+# Chapter 10's suite of small and odd problems: every chapter from SUITE_FROM on, against cuBLAS
+# timed in its own process.
+
+SUITE_NAMES = [mnk_name(x) for x in SUITE]
+
+
+def suite_steps(latest: dict) -> list[str]:
+    """The chapters from SUITE_FROM on with a row for every suite problem, in reading order."""
+    rows = list(latest.values())
+    return [c for c in results.step_order(rows)
+            if results.is_chapter(c) and int(c[:2]) >= SUITE_FROM
+            and all((c, p) in latest for p in SUITE_NAMES)]
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def suite_table(latest: dict) -> str:
+    """Per suite problem: each chapter's % of cuBLAS (in its own process), the planning chapter's plan;
+    the geometric mean last. Empty when no chapter ran the whole suite."""
+    steps = suite_steps(latest)
+    if not steps:
+        return ""
+    planner = next((c for c in reversed(steps) if any(latest[(c, p)].config for p in SUITE_NAMES)), None)
+    head = "| problem (M×N×K) | cuBLAS (ms) | " + " | ".join(f"{c[:2]}: % of cuBLAS" for c in steps) + " |"
+    head += f" {planner[:2]}: plan |" if planner else ""
+    lines = [head, "|---|---:|" + "---:|" * len(steps) + ("---|" if planner else "")]
+    for p in SUITE_NAMES:
+        last = latest[(steps[-1], p)]
+        cells = " | ".join(f"{100 * latest[(c, p)].ratio_to_baseline:.1f}%" for c in steps)
+        plan = f" {latest[(planner, p)].config} |" if planner else ""
+        lines.append(f"| {p.replace('x', '×')} | {last.baseline_time_ms:.4g} | {cells} |{plan}")
+    means = " | ".join(f"**{100 * geomean([latest[(c, p)].ratio_to_baseline for p in SUITE_NAMES]):.1f}%**"
+                       for c in steps)
+    lines.append(f"| geometric mean | | {means} |" + (" |" if planner else ""))
+    return "\n".join(lines)
+
+
+def suite_chart(latest: dict, path: Path) -> bool:
+    """Bars: % of cuBLAS of each chapter from SUITE_FROM on, per suite problem and their geometric mean,
+    the planning chapter's plan written on its bars. False (no file) when no chapter ran the suite."""
+    steps = suite_steps(latest)
+    if not steps:
+        return False
+    groups = SUITE_NAMES + ["geometric mean"]
+    fig, ax = plt.subplots(figsize=(11, 4.8))
+    width = 0.8 / len(steps)
+    for i, c in enumerate(steps):
+        ratios = [latest[(c, p)].ratio_to_baseline for p in SUITE_NAMES]
+        ratios.append(geomean(ratios))
+        xs = [g + (i - (len(steps) - 1) / 2) * width for g in range(len(groups))]
+        bars = ax.bar(xs, [100 * r for r in ratios], width, label=label(latest[(c, SUITE_NAMES[0])]))
+        for b, r in zip(bars, ratios):
+            ax.annotate(f"{100 * r:.0f}", (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
+                        fontsize=7)
+        configs = [latest[(c, p)].config for p in SUITE_NAMES]
+        if any(configs):
+            for b, cfg in zip(bars, configs):
+                ax.annotate(cfg.replace(" split ", "\nsplit "), (b.get_x() + b.get_width() / 2, 4), ha="center",
+                            va="bottom", fontsize=6, rotation=90, color="white")
+    ax.axhline(100, color="black", lw=1, ls="--")
+    ax.annotate("cuBLAS FP32 (same process)", (len(groups) - 0.5, 101), ha="right", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g.replace("x", "×") for g in groups], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("% of cuBLAS FP32 (median time)")
+    top = max(100 * latest[(c, p)].ratio_to_baseline for c in steps for p in SUITE_NAMES)
+    ax.set_ylim(0, max(115, top * 1.12))
+    r0 = latest[(steps[0], SUITE_NAMES[0])]
+    ax.set_title(f"SGEMM small and odd problems: % of cuBLAS FP32 (no TF32) timed in the same process\n"
+                 f"{title_suffix(r0)}", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def plans_table(plans: list[Row], chosen: dict[str, str]) -> str:
+    """A planning chapter's candidates (--explain) per suite problem: the rule's plan and time, the
+    fastest candidate, and the fastest split of each tile shape. chosen: problem -> the plan the
+    step's own row ran (the rule's). Empty without rows."""
+    newest: dict[tuple[str, str], Row] = {}
+    for r in plans:
+        key = (r.problem, r.config)
+        if r.config and (key not in newest or r.timestamp >= newest[key].timestamp):
+            newest[key] = r
+    problems = [p for p in SUITE_NAMES if any(k[0] == p for k in newest)]
+    if not problems:
+        return ""
+    tiles = []
+    for (_, cfg) in newest:
+        t = cfg.split(" split ")[0]
+        if t not in tiles:
+            tiles.append(t)
+    tiles.sort(key=lambda t: -int(t.split("x")[0]) * int(t.split("x")[1]))
+    lines = ["| problem (M×N×K) | the rule's plan | its time (µs) | fastest plan | its time (µs) | rule / fastest | "
+             + " | ".join(f"best {t} (µs, split)" for t in tiles) + " |",
+             "|---|---|---:|---|---:|---:|" + "---:|" * len(tiles)]
+    for p in problems:
+        mine = {cfg: r for (q, cfg), r in newest.items() if q == p}
+        fastest = min(mine.values(), key=lambda r: r.time_ms_median)
+        rule = mine.get(chosen.get(p, ""))
+        rule_cells = (f"{rule.config} | {1e3 * rule.time_ms_median:.1f} | {fastest.config} | "
+                      f"{1e3 * fastest.time_ms_median:.1f} | {rule.time_ms_median / fastest.time_ms_median:.3f}"
+                      if rule else f"– | – | {fastest.config} | {1e3 * fastest.time_ms_median:.1f} | –")
+        best = []
+        for t in tiles:
+            cands = [r for cfg, r in mine.items() if cfg.split(" split ")[0] == t]
+            b = min(cands, key=lambda r: r.time_ms_median) if cands else None
+            best.append(f"{1e3 * b.time_ms_median:.1f} ({b.config.split(' split ')[1]})" if b else "–")
+        lines.append(f"| {p.replace('x', '×')} | {rule_cells} | " + " | ".join(best) + " |")
     return "\n".join(lines)
 
 
@@ -130,8 +252,10 @@ def speedup_chart(rows: list[Row], path: Path) -> None:
 
 
 def sweep_chart(latest: dict, path: Path) -> None:
-    """TFLOP/s against problem size, one line per step; odd sizes marked."""
-    rows = list(latest.values())
+    """TFLOP/s against problem size, one line per step; odd sizes marked. The sweep's sizes only (the
+    suite's deep and narrow problems have no single size to plot against)."""
+    sweep = {mnk_name(x) for x in SWEEP} | {HEADLINE}
+    rows = [r for r in latest.values() if r.problem in sweep]
     fig, ax = plt.subplots(figsize=(8, 5))
     def odd(r: Row) -> bool:  # a size that is no multiple of any tile: 4095, 4097, ...
         return r.m % 32 or r.n % 32 or r.k % 32
@@ -203,10 +327,12 @@ def finish_roofline(ax, lo: float, hi: float, title: str) -> None:
 
 # ----------------------------------------------------------------------------------------------
 
-def readme_block(rows: list[Row], images: list[Path], readme: Path, csv_name: str) -> str:
+def readme_block(rows: list[Row], images: list[Path], readme: Path, csv_name: str, suite: str = "") -> str:
     r0 = rows[0]
     dates = sorted(r.timestamp for r in rows)
     rel = [(p.stem, Path(os.path.relpath(p, readme.parent)).as_posix()) for p in images]
+    suite_part = ["", "Small and odd problems (chapter 10's suite; each chapter against cuBLAS in its own process):",
+                  "", suite] if suite else []
     return "\n".join([
         f"Measured on **{r0.gpu}**, CUDA {r0.cuda}, {dates[-1][:10]}; SGEMM {HEADLINE.replace('x', '×')}, row-major FP32, "
         f"alpha = 1, beta = 0. Each time is the median of event-timed runs with L2 flushed before each run; "
@@ -214,6 +340,7 @@ def readme_block(rows: list[Row], images: list[Path], readme: Path, csv_name: st
         f"Generated by `make tutorial` from `plots/data/{csv_name}`.",
         "",
         results_table(rows),
+        *suite_part,
         "",
         *[f"![{stem}]({path})" for stem, path in rel],
     ])
@@ -959,12 +1086,27 @@ def main(argv=None) -> int:
                 speedup_chart(head, images[0])
                 sweep_chart(latest, images[1])
                 roofline_chart(latest, images[2])
+                suite_png = out / f"{slug}-gemm-suite.png"
+                if suite_chart(latest, suite_png):
+                    images.insert(1, suite_png)
+                suite = suite_table(latest)
                 print(results_table(head))
+                if suite:
+                    print()
+                    print(suite)
                 if readme:
-                    blocks.append((README_BEGIN, README_END, readme_block(head, images, readme, csv_name)))
+                    blocks.append((README_BEGIN, README_END, readme_block(head, images, readme, csv_name, suite)))
+                plans_csv = Path(args.csv).with_name(f"{slug}-plans.csv")
+                plans = results.load(plans_csv) if plans_csv.is_file() else []
                 for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
                     mine = [r for r in latest.values() if r.chapter == name]
-                    chapters.append((name, chapter_block(mine, csv_name, chapter_table(mine))))
+                    body = chapter_table(mine)
+                    chosen = {r.problem: r.config for r in mine if r.config}
+                    table = plans_table([r for r in plans if r.chapter == name], chosen) if chosen else ""
+                    if table:
+                        body += ("\n\nEvery candidate plan on the suite (`--explain`, from "
+                                 f"`plots/data/{plans_csv.name}`; median of 10 runs each):\n\n" + table)
+                    chapters.append((name, chapter_block(mine, csv_name, body)))
             elif part == "gcn":
                 problem, head, torch_rows = gcn_head(latest)
                 if not head:

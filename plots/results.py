@@ -21,6 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HEADLINE = "4096x4096x4096"  # Part I's headline problem (the `problem` column)
+# Part I's size sweep, every GEMM step: 256 to 8192, with odd sizes next to the headline (not
+# multiples of any tile).
+SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
+         (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
+# The small-and-odd-problem suite of chapter 10 (issue 10): squares, deep K, narrow N and an odd
+# shape; chapters from SUITE_FROM on and the library baselines run it too, so they compare.
+SUITE = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
+         (1024, 1024, 16384), (16384, 128, 4096), (127, 8191, 2049)]
+SUITE_FROM = 9
+
+
+def mnk_name(mnk) -> str:
+    return "x".join(str(x) for x in mnk)
 CONV_HEADLINE = "seed_3x3"   # Part II's headline layer
 # Part III's default graph: the R-MAT graph of web-Stanford's size with the default seed, named as
 # common/include/tut/gcn/graph.hpp names it. The tables and charts prefer it (gcn_headline).

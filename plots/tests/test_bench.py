@@ -92,6 +92,9 @@ with open({calls!r}, "a") as f:
 if "--device-info" in args:
     print("name: Fake GPU\nslug: fake-gpu\ncuda: 13.0")
     sys.exit(0)
+if "--help" in args:
+    print("usage: {name} [flags]")
+    sys.exit(0)
 opt = dict(zip(args[::2], args[1::2]))
 if opt.get("--layer") == "list":
     sys.stdout.write({table!r})
@@ -137,7 +140,7 @@ def parts_manifest(tmp_path: Path, steps: list[tuple[str, str, str]]) -> Path:
 
 def calls(tmp_path: Path) -> list[str]:
     return [c for c in (tmp_path / "calls.txt").read_text().splitlines() if "--device-info" not in c
-            and "--layer list" not in c]
+            and "--layer list" not in c and not c.endswith(" --help")]
 
 
 def conv_manifest(tmp_path: Path, **kwargs) -> Path:
