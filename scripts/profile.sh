@@ -67,9 +67,6 @@ metrics=(
   smsp__issue_active.avg.pct_of_peak_sustained_active
   sm__cycles_active.avg
   sm__cycles_elapsed.avg
-  launch__grid_size
-  launch__waves_per_multiprocessor
-  launch__occupancy_limit_registers
 )
 # Keep the metrics this ncu knows (names change between versions); say which are dropped.
 known=$("$ncu" --query-metrics 2>/dev/null | awk '{print $1}' | sort -u)
