@@ -1,34 +1,35 @@
 // Chapter 10: small and odd problems.
 //
-// What changed:  chapter 09's kernel, unchanged in its loop, runs in three tile shapes (128 x 128,
-//                128 x 64, 64 x 64: template parameters; each warp still computes a 32 x 64 tile, so
-//                the smaller shapes have fewer warps and more blocks per SM) and over a range of K
-//                (blockIdx.z = the split: split-K). With several splits, each block writes its partial
-//                tile to a workspace and counts itself in on an arrival counter; the block that
-//                arrives last adds the partial tiles in the fixed order split 0, 1, 2, ... and runs
-//                the epilogue. No atomics touch a result, so every run gives the same bits. The
+// What changed:  chapter 09's kernel runs in three tile shapes (128 x 128, 128 x 64, 64 x 64:
+//                template parameters; each warp still computes a 32 x 64 tile, so the smaller shapes
+//                have fewer warps and more blocks per SM) and, as a second instance, over a range of
+//                K (blockIdx.z = the split: split-K). With several splits, each block writes its
+//                partial tile to a workspace and counts itself in on an arrival counter; the block
+//                that arrives last adds the partial tiles in the fixed order split 0, 1, 2, ... and
+//                runs the epilogue. No atomic touches a result, so every run gives the same bits. The
+//                one-split instances compile to chapter 09's loop, instruction for instruction. The
 //                launcher chooses the shape and the split per problem (Planner::choose, below), from
-//                M, N, K, the SM count and each shape's blocks per SM, read from the CUDA runtime.
+//                M, N, K, the SM count, the FMA rate and each shape's blocks per SM, all read from
+//                the CUDA runtime.
 // Rule:          for every shape and split count S (1 .. 32, at most the K steps), count the blocks
-//                (tiles x S), how many the GPU runs at once (SMs x blocks per SM: a wave) and so the
-//                rounds the busiest SM runs; a round costs its K steps plus a fixed overhead, at the
-//                FMA rate of the warps the SM holds then (a round with fewer than WARPS_TO_FILL warps
-//                leaves the SM partly idle); split-K adds the partial tiles' traffic. The least
-//                modelled time wins; ties go to the larger tile and to fewer splits. The README
-//                derives each term. No table of GPUs or problem sizes.
+//                (tiles x S), the blocks a wave holds (SMs x blocks per SM) and the rounds the
+//                busiest SM runs; a round costs its K steps plus overheads, at the rate the SM's
+//                schedulers reach with the warps it holds then (1 - (1 - r)^(warps / 4)); split-K
+//                adds the partial tiles' traffic and the last block's reads. The least modelled time
+//                wins; ties go to the larger tile and to fewer splits. The constants are properties
+//                of this kernel (the README derives or measures each); no table of GPUs or sizes.
 // Prediction:    large squares (2048^3 and up) stay on 128 x 128 with one split: chapter 09's speed.
-//                1024^3: 64 tiles of 128 x 128 fill 64 of 132 SMs; 4 splits make 256 blocks, one wave
-//                at 2 per SM, so ~2x chapter 09's rate, ahead of cuBLAS. Deep K (1024 x 1024 x
-//                16384) the same way; narrow N (16384 x 128) and short M (127 x 8191) get 128 x 64 or
-//                splits; 512^3 is short enough that launch and first-load latency weigh as much as
-//                the math (a few microseconds).
-// Metric:        sm__cycles_active.avg / sm__cycles_elapsed.max (the SMs' busy share of the run)
-//                rises toward 100% where chapter 09 left SMs idle; launch__waves_per_multiprocessor.
+//                1024^3: 64 tiles of 128 x 128 fill 64 of 132 SMs with one block of 8 warps each;
+//                4 splits make 256 blocks, one wave at 2 per SM: about 2x chapter 09 (modelled 87.6
+//                -> 44.2 us), ahead of cuBLAS. Deep K (1024 x 1024 x 16384) the same way (2.3x);
+//                narrow N (16384 x 128) gets 2 splits, 512^3 128 x 64 tiles with 4 splits (3.6x).
+// Metric:        sm__cycles_active.avg / sm__cycles_elapsed.avg, the share of the kernel's time the
+//                average SM has a block, rises toward 100% where chapter 09 left SMs idle.
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1, any leading
 //                dimension and pointer (the fast path needs them multiples of 4 / 16 bytes), as in
 //                chapter 09. Split-K needs a workspace of S x tiles x BLOCK_M x BLOCK_N floats plus
 //                one int per tile (Planner::workspace_bytes), zeroed before the first launch; every
-//                launch leaves the counters zero again.
+//                launch leaves the counters zero again, so launches on one stream may share it.
 #pragma once
 
 #include <algorithm>
@@ -219,7 +220,8 @@ __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOC
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
       const int r = a_row + l * A_ROW_STEP;
-      if (ALIGNED && k_tail) {  // floats past K read from the row's padding: zero them
+      if (ALIGNED && k_tail) {  // floats past K read from the row's padding: zero them (B's rows
+                                // there are 0, but padding may hold anything, NaN included)
         const int valid = K - (k0 + a_col);
         if (valid < 2) a_ldg[l].y = 0.0f;
         if (valid < 3) a_ldg[l].z = 0.0f;
@@ -280,9 +282,11 @@ __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOC
   // k0 is the NEXT K step's offset. The loop runs while that step lies wholly inside this split.
   int k0 = k_begin + BLOCK_K;
   for (; k0 + BLOCK_K <= k_end; k0 += BLOCK_K) {
-    load_tiles(k0, false);
-    compute_step(buf);
-    store_tiles(buf ^ 1, k0, false);
+    load_tiles(k0, false);            // issue the next step's global loads; nothing waits for them...
+    compute_step(buf);                // ...during the math on this step...
+    store_tiles(buf ^ 1, k0, false);  // ...until they go into the other buffer, free since the last barrier
+    // One barrier per K step: buf ^ 1 is complete before anyone computes on it, and everyone is done
+    // reading buf before the next K step stores into it.
     __syncthreads();
     buf ^= 1;
   }

@@ -36,3 +36,21 @@ def test_conv_maps_agree_with_the_formulas():
                  for _ in range(cm.N) for _c in range(cm.C) for p in range(cm.P) for q in range(cm.Q)
                  for r in range(cm.R) for s in range(cm.S))
     assert zeros == direct
+
+
+def test_chapter_10s_figure_runs_the_kernels_rule():
+    """The figure reads the rule's constants from the kernel, and its replica of the rule picks, on the
+    suite, the plans the binary ran on the H100 (the committed results, same SM count and occupancy)."""
+    from pathlib import Path
+
+    import results
+    from chapter_figures import ch10
+
+    assert ch10.C["BLOCK_K"] == 16 and 0 < ch10.C["WARP_ISSUE"] < 1 and ch10.C["SPLITS_PER_TRIP"] >= 1
+    csv = Path(__file__).resolve().parents[1] / "data" / "nvidia-h100-80gb-hbm3.csv"
+    latest = results.latest(results.load(csv))
+    for m, n, k in ch10.SUITE:
+        ran = latest[("10_small_problems", f"{m}x{n}x{k}")].config
+        p = ch10.choose(m, n, k)
+        bm, bn, _, _ = ch10.SHAPES[p["tile"]]
+        assert ran == f"{bm}x{bn} split {p['splits']}", (m, n, k)
