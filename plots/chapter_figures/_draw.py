@@ -29,3 +29,12 @@ def cell_grid(ax, rows: int, cols: int, title: str, fontsize: int = 9, margin: f
     ax.set_yticks([])
     ax.set_title(title, fontsize=fontsize)
     cells(ax, 0, 0, rows, cols)
+
+
+def summary_table(ax, head: list[str], rows: list[list[str]], title: str) -> None:
+    """A table of one row per problem filling the axes (the chapter figures' summary panels)."""
+    ax.axis("off")
+    table = ax.table(cellText=rows, colLabels=head, cellLoc="center", bbox=[0.0, 0.0, 1.0, 0.88])
+    table.auto_set_font_size(False)
+    table.set_fontsize(8.5)
+    ax.set_title(title, fontsize=10)

@@ -19,6 +19,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
+from chapter_figures._draw import summary_table  # noqa: E402
+
 CHAPTER = "10_small_problems"
 KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cuh"
 
@@ -145,7 +147,6 @@ def waves(path: Path) -> None:
     fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=9, frameon=False, bbox_to_anchor=(0.5, 0.95))
 
     ax = fig.add_subplot(gs[len(PROBLEMS), :])
-    ax.axis("off")
     head = ["problem", "128×128 tiles", "09: waves (last full)", "09: modelled",
             "the rule's plan", "blocks", "waves (last full)", "modelled"]
     rows = []
@@ -154,11 +155,8 @@ def waves(path: Path) -> None:
         rows.append([f"{m}×{n}×{k}", str(before["tiles"]), f"{before['waves']:.2f} ({before['last_fill']:.0%})",
                      f"{before['us']:.1f} µs", name(after), str(after["blocks"]),
                      f"{after['waves']:.2f} ({after['last_fill']:.0%})", f"{after['us']:.1f} µs"])
-    table = ax.table(cellText=rows, colLabels=head, cellLoc="center", bbox=[0.0, 0.0, 1.0, 0.88])
-    table.auto_set_font_size(False)
-    table.set_fontsize(8.5)
-    ax.set_title(f"The rule on chapter 10's suite, for {SMS} SMs (the model's times: at the FMA rate, launch and "
-                 "first-load latency not counted)", fontsize=10)
+    summary_table(ax, head, rows, f"The rule on chapter 10's suite, for {SMS} SMs (the model's times: at the FMA rate, launch and "
+                 "first-load latency not counted)")
     fig.suptitle("Chapter 10: fill the SMs. Each row of a timeline is one SM, as the rule models it",
                  fontsize=12, y=0.975)
     fig.savefig(path, dpi=110, bbox_inches="tight")

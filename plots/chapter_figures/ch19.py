@@ -18,6 +18,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
+from chapter_figures._draw import summary_table  # noqa: E402
+
 CHAPTER = "19_implicit_gemm_double_buffer"
 
 # The tile rule of chapters/19_implicit_gemm_double_buffer/kernel.cuh.
@@ -152,7 +154,6 @@ def tile_rule(path: Path) -> None:
 
     # The whole layer table: what the rule picks on this GPU, and what that does to the blocks.
     ax = fig.add_subplot(gs[len(DRAWN), :])
-    ax.axis("off")
     head = ["layer", "GEMM M×N×K", "K steps", "128×128 tiles", "shape", "splits", "blocks",
             "busiest SM", "time, ch. 18's grid", "time, chosen"]
     rows = []
@@ -163,11 +164,8 @@ def tile_rule(path: Path) -> None:
         rows.append([layer, f"{m}×{n}×{k}", str(cdiv(k, BLOCK_K)), str(before["tiles"]), f"{bm}×{bn}",
                      str(after["splits"]), str(after["units"]), str(after["b"]), f"{before['time']:.1f}",
                      f"{after['time']:.1f}"])
-    table = ax.table(cellText=rows, colLabels=head, cellLoc="center", bbox=[0.0, 0.0, 1.0, 0.88])
-    table.auto_set_font_size(False)
-    table.set_fontsize(8.5)
-    ax.set_title(f"plan() on every layer, for {SMS} SMs and 2 blocks per SM ({SMS * 2} slots): blocks launched, "
-                 "blocks on the busiest SM, modelled times in K steps of a full SM", fontsize=10)
+    summary_table(ax, head, rows, f"plan() on every layer, for {SMS} SMs and 2 blocks per SM ({SMS * 2} slots): blocks launched, "
+                 "blocks on the busiest SM, modelled times in K steps of a full SM")
     fig.suptitle("Chapter 19's tile rule: fill the SMs. Each row of a timeline is one SM, as the rule models it",
                  fontsize=12, y=0.965)
     fig.savefig(path, dpi=110, bbox_inches="tight")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import bench
+from fakes import PREAMBLE
 
 
 def fake_binary(tmp_path: Path, body: str) -> str:
@@ -82,18 +83,9 @@ r50_conv1 32 3 224 224 64 7 7 3 2
 r50_c2_1x1_up 32 64 56 56 256 1 1 0 1
 """
 
-FAKE_STEP = r'''#!{python}
-# A stand-in for a chapter binary: answers --device-info and --layer list, appends one CSV row per
-# run (chapter {name}), and records its command line.
-import csv, os, sys
-args = sys.argv[1:]
-with open({calls!r}, "a") as f:
-    f.write("{name} " + " ".join(args) + "\n")
-if "--device-info" in args:
-    print("name: Fake GPU\nslug: fake-gpu\ncuda: 13.0")
-    sys.exit(0)
-if "--help" in args:
-    print("usage: {name} [flags]")
+# A stand-in for a chapter binary: answers --device-info, --help and --layer list, appends one CSV row
+# per run (chapter {name}), and records its command line.
+FAKE_STEP = PREAMBLE + r'''if "--help" in args:
     sys.exit(0)
 opt = dict(zip(args[::2], args[1::2]))
 if opt.get("--layer") == "list":

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import bench
+from fakes import PREAMBLE
 import plot
 import results
 
@@ -99,16 +100,7 @@ def test_geomean():
 
 # ---- bench.py: who runs the suite, and --explain into the plans file -------------------------------
 
-FAKE = r'''#!{python}
-import csv, os, sys
-args = sys.argv[1:]
-with open({calls!r}, "a") as f:
-    f.write("{name} " + " ".join(args) + "\n")
-if "--device-info" in args:
-    print("name: Fake GPU\nslug: fake-gpu\ncuda: 13.0")
-    sys.exit(0)
-if "--help" in args:
-    print("usage: {name} [flags]")
+FAKE = PREAMBLE + r'''if "--help" in args:
     if {plans}:
         print("This step plans each problem. Its tile shapes (--tile): 128x128 64x64")
     sys.exit(0)
