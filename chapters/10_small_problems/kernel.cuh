@@ -388,8 +388,11 @@ inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p
 struct Shape {
   int block_m, block_n;
   const char* name;
+  int threads;  // Tile<block_m, block_n>::NUM_THREADS
 };
-constexpr Shape SHAPES[] = {{128, 128, "128x128"}, {128, 64, "128x64"}, {64, 64, "64x64"}};
+constexpr Shape SHAPES[] = {{128, 128, "128x128", Tile<128, 128>::NUM_THREADS},
+                            {128, 64, "128x64", Tile<128, 64>::NUM_THREADS},
+                            {64, 64, "64x64", Tile<64, 64>::NUM_THREADS}};
 constexpr int NUM_SHAPES = sizeof(SHAPES) / sizeof(SHAPES[0]);
 constexpr int MAX_SPLITS = 32;
 
@@ -437,9 +440,6 @@ inline KernelFn kernel_for(int shape, bool split, bool aligned) {
     default: return kernel_of<64, 64>(split, aligned);
   }
 }
-inline int threads_of(int shape) {
-  return SHAPES[shape].block_m / WARP_M * (SHAPES[shape].block_n / WARP_N) * WARP_SIZE;
-}
 
 // The device's SM count, FMA rate and each shape's blocks per SM (the CUDA runtime's occupancy
 // calculator: registers, shared memory and threads), read once per device.
@@ -464,7 +464,7 @@ inline const DeviceFacts& device_facts() {
     for (int s = 0; s < NUM_SHAPES; ++s) {
       for (int split = 0; split < 2; ++split) {  // the aligned instances (the unaligned ones fit alike)
         int& occ = facts.blocks_per_sm[s][split];
-        TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel_for(s, split, true), threads_of(s), 0));
+        TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel_for(s, split, true), SHAPES[s].threads, 0));
         occ = std::max(occ, 1);
       }
     }
@@ -490,7 +490,7 @@ class Planner : public tut::GemmPlanner {
     const DeviceFacts& d = device_facts();
     const Shape& shape = SHAPES[c.tile];
     const int occ = d.blocks_per_sm[c.tile][c.splits > 1 ? 1 : 0];
-    const int warps = threads_of(c.tile) / WARP_SIZE;
+    const int warps = shape.threads / WARP_SIZE;
     tut::GemmWaves w;
     w.tiles = tut::ceil_div<long long>(p.m, shape.block_m) * tut::ceil_div<long long>(p.n, shape.block_n);
     w.blocks = w.tiles * c.splits;
@@ -532,12 +532,18 @@ class Planner : public tut::GemmPlanner {
     return best;
   }
 
+  // The workspace of a split plan: the partial tiles (S x tiles x BLOCK_M x BLOCK_N floats, a
+  // multiple of 16 bytes), then one arrival counter per tile.
+  static std::size_t tiles_of(const tut::GemmProblem& p, const Shape& shape) {
+    return std::size_t(tut::ceil_div(p.m, shape.block_m)) * tut::ceil_div(p.n, shape.block_n);
+  }
+  static std::size_t partials_bytes(const tut::GemmProblem& p, tut::GemmChoice c) {
+    const Shape& shape = SHAPES[c.tile];
+    return std::size_t(c.splits) * tiles_of(p, shape) * shape.block_m * shape.block_n * sizeof(float);
+  }
   std::size_t workspace_bytes(const tut::GemmProblem& p, tut::GemmChoice c) const override {
     if (c.splits <= 1) return 0;
-    const Shape& shape = SHAPES[c.tile];
-    const std::size_t tiles = std::size_t(tut::ceil_div(p.m, shape.block_m)) * tut::ceil_div(p.n, shape.block_n);
-    const std::size_t partials = std::size_t(c.splits) * tiles * shape.block_m * shape.block_n * sizeof(float);
-    return partials + tiles * sizeof(int);  // partial tiles (16-byte multiples), then the counters
+    return partials_bytes(p, c) + tiles_of(p, SHAPES[c.tile]) * sizeof(int);
   }
 
   void launch(const tut::GemmProblem& p, tut::GemmChoice c, const float* A, const float* B, float* C,
@@ -551,12 +557,10 @@ class Planner : public tut::GemmPlanner {
     int* arrivals = nullptr;
     if (c.splits > 1) {
       partials = static_cast<float4*>(workspace);
-      const std::size_t tiles = std::size_t(grid.x) * grid.y;
-      arrivals = reinterpret_cast<int*>(static_cast<char*>(workspace) +
-                                        std::size_t(c.splits) * tiles * shape.block_m * shape.block_n * sizeof(float));
+      arrivals = reinterpret_cast<int*>(static_cast<char*>(workspace) + partials_bytes(p, c));
     }
-    kernel_for(c.tile, c.splits > 1, aligned)<<<grid, threads_of(c.tile), 0, stream>>>(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb,
-                                                                         p.beta, C, p.ldc, partials, arrivals);
+    kernel_for(c.tile, c.splits > 1, aligned)<<<grid, shape.threads, 0, stream>>>(
+        p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb, p.beta, C, p.ldc, partials, arrivals);
     TUT_CHECK_LAUNCH();
   }
 };
