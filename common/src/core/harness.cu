@@ -51,6 +51,18 @@ int harness_main(int argc, char** argv, const StepInfo& step, Family& family) {
       print_device_facts(std::cout, dev);
       return kOk;
     }
+    if (step.only_cc != 0 && dev.cc_major * 10 + dev.cc_minor != step.only_cc) {
+      const std::string why = std::string(step.name) + " runs only on compute capability " +
+                              std::to_string(step.only_cc / 10) + "." + std::to_string(step.only_cc % 10) +
+                              " (built for sm_" + std::to_string(step.only_cc) + "a); " + dev.name + " is " +
+                              std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor);
+      if (o.self_test) {
+        std::printf("SKIP: %s\n", why.c_str());
+        return kSkipped;
+      }
+      std::fprintf(stderr, "error: %s\n", why.c_str());
+      return kNoGpu;
+    }
     std::printf("== %s: %s ==\n", step.name, step.title);
     print_device(std::cout, dev);
     std::cout.flush();

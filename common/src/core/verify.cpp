@@ -12,6 +12,19 @@ double reduction_tolerance(long long terms, double unit_roundoff) {
   return 2.0 * nu / (1.0 - nu);
 }
 
+const char* math_name(Math m) { return m == Math::Tf32 ? "TF32" : "FP32"; }
+
+double tf32_reduction_tolerance(long long terms) {
+  const double gamma = reduction_tolerance(terms, 2.0 * kUnitRoundoffFp32) / 2.0;  // gamma_{L+2}(2^-23)
+  if (!std::isfinite(gamma)) return INFINITY;
+  const double rounded = (1.0 + kUnitRoundoffTf32) * (1.0 + kUnitRoundoffTf32);
+  return 2.0 * (rounded * (1.0 + gamma) - 1.0);
+}
+
+double math_tolerance(Math m, long long terms) {
+  return m == Math::Tf32 ? tf32_reduction_tolerance(terms) : reduction_tolerance(terms);
+}
+
 VerifyResult verify_elements(std::size_t count, double tolerance, Match match,
                              const std::function<Element(std::size_t)>& element, const Locate& locate,
                              std::size_t max_report) {

@@ -563,7 +563,7 @@ std::string choice_label(const GemmPlanner& planner, GemmChoice c) {
 
 int gemm_main(int argc, char** argv, const GemmStep& step) {
   GemmFamily family(step);
-  return harness_main(argc, argv, {step.name, step.title}, family);
+  return harness_main(argc, argv, {step.name, step.title, step.only_cc}, family);
 }
 
 }  // namespace tut

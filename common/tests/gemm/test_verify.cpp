@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -59,6 +60,22 @@ TEST_CASE("tolerance: 2 * gamma_{K+2} with the FP32 unit roundoff") {
   CHECK(tut::gemm_tolerance(4096) == doctest::Approx(2 * 4098 * u / (1 - 4098 * u)));
   CHECK(tut::gemm_tolerance(4096) < 5e-4);
   CHECK(tut::gemm_tolerance(100, 0.25) == INFINITY);  // more terms than the precision can bound
+}
+
+TEST_CASE("TF32 tolerance: both factors rounded to 2^-11, summed with a truncating FP32 adder, doubled") {
+  const double ut = std::ldexp(1.0, -11);
+  const double ua = std::ldexp(1.0, -23);
+  for (long long k : {1LL, 8LL, 4096LL, 8192LL}) {
+    const double gamma = (k + 2) * ua / (1 - (k + 2) * ua);
+    CHECK(tut::tf32_reduction_tolerance(k) == doctest::Approx(2 * ((1 + ut) * (1 + ut) * (1 + gamma) - 1)));
+    CHECK(tut::math_tolerance(tut::Math::Tf32, k) == tut::tf32_reduction_tolerance(k));
+    CHECK(tut::math_tolerance(tut::Math::Fp32, k) == tut::gemm_tolerance(int(k)));
+    CHECK(tut::tf32_reduction_tolerance(k) > tut::gemm_tolerance(int(k)));  // never tighter than FP32
+  }
+  CHECK(tut::tf32_reduction_tolerance(4096) == doctest::Approx(2.93e-3).epsilon(0.01));
+  CHECK(tut::tf32_reduction_tolerance(1LL << 24) == INFINITY);  // the FP32 sum can no longer be bounded
+  CHECK(std::string(tut::math_name(tut::Math::Tf32)) == "TF32");
+  CHECK(std::string(tut::math_name(tut::Math::Fp32)) == "FP32");
 }
 
 TEST_CASE("an exact result passes both modes") {

@@ -27,6 +27,10 @@ enum ExitCode { kOk = 0, kVerifyFailed = 1, kBadArgs = 2, kNoGpu = 3, kRuntimeEr
 struct StepInfo {
   const char* name;   // "09_double_buffering"
   const char* title;  // "double buffering"
+  // Nonzero: the step's kernels exist for this one compute capability only (90: built for sm_90a,
+  // chapter 12). On another GPU the run says so in one line: a self-test is skipped (exit 77), a
+  // benchmark exits 3.
+  int only_cc = 0;
 };
 
 class Family {

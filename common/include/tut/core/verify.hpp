@@ -26,8 +26,25 @@ enum class Match { Exact, Rounded };
 
 constexpr double kUnitRoundoffFp32 = 5.9604644775390625e-08;  // 2^-24
 
+constexpr double kUnitRoundoffTf32 = 0x1p-11;                 // 4.9e-4: 10 stored fraction bits
+
 // tau for an L-term dot product followed by one more multiply-add, at unit roundoff u.
 double reduction_tolerance(long long terms, double unit_roundoff = kUnitRoundoffFp32);
+
+// The math a step computes in. Fp32: FP32 multiply-adds (the CUDA cores). Tf32: tensor cores, each
+// factor rounded to TF32 (8-bit exponent, 10-bit fraction) and the products summed in FP32.
+enum class Math { Fp32, Tf32 };
+const char* math_name(Math m);  // "FP32", "TF32"
+
+// tau for an L-term dot product computed in TF32 (docs/measuring.md derives it): each factor
+// carries a relative rounding error of at most u_tf32 = 2^-11, the products are exact, and the
+// tensor core sums them in FP32 with an adder that may truncate (unit roundoff 2^-23, twice FP32's
+// round-to-nearest 2^-24). Per term |fl - exact| <= ((1 + u_tf32)^2 (1 + gamma_{L+2}) - 1) |a b|;
+// doubled, as for FP32, because the reference is rounded too:
+//   tau_tf32(L) = 2 ((1 + 2^-11)^2 (1 + gamma_{L+2}(2^-23)) - 1)        (L = 4096: 2.9e-3)
+double tf32_reduction_tolerance(long long terms);
+// The tolerance of `m` for an L-term reduction: reduction_tolerance(L) or tf32_reduction_tolerance(L).
+double math_tolerance(Math m, long long terms);
 
 struct Mismatch {
   std::size_t index = 0;  // the element's position in the order the check visits them

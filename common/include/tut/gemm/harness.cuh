@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tut/core/check.cuh"
+#include "tut/core/verify.hpp"
 #include "tut/gemm/problem.hpp"
 
 namespace tut {
@@ -75,10 +76,19 @@ class GemmPlanner {
 struct GemmStep {
   const char* name;   // "01_naive_gemm"
   const char* title;  // "naive"
-  GemmLauncher launch = nullptr;         // one kernel for every problem (chapters 01-09)
+  GemmLauncher launch = nullptr;         // one kernel for every problem (chapters 01-09, 11, 12)
   const GemmPlanner* planner = nullptr;  // or a plan per problem (chapter 10)
+  // The math the step computes in. Math::Tf32 (the tensor-core chapters) makes the baseline cuBLAS
+  // with CUBLAS_COMPUTE_32F_FAST_TF32 and the tolerance TF32's (tut/core/verify.hpp); the check is
+  // still against true FP32 (cuBLAS FP32), and the report adds the difference from cuBLAS TF32.
+  Math math = Math::Fp32;
+  // Nonzero: the one compute capability the step's kernels are built for (StepInfo::only_cc).
+  int only_cc = 0;
 
-  GemmStep(const char* name_, const char* title_, GemmLauncher launch_) : name(name_), title(title_), launch(launch_) {}
+  // main.cu passes TUT_STEP_MATH and TUT_STEP_ONLY_CC, which CMake defines from the chapter's
+  // MATH and ARCH (chapters/CMakeLists.txt).
+  GemmStep(const char* name_, const char* title_, GemmLauncher launch_, Math math_ = Math::Fp32, int only_cc_ = 0)
+      : name(name_), title(title_), launch(launch_), math(math_), only_cc(only_cc_) {}
   GemmStep(const char* name_, const char* title_, const GemmPlanner& planner_)
       : name(name_), title(title_), planner(&planner_) {}
 };
@@ -90,6 +100,9 @@ int gemm_main(int argc, char** argv, const GemmStep& step);
 // The baseline: cuBLAS SGEMM with CUBLAS_COMPUTE_32F (true FP32, no TF32), on a process-wide handle.
 void cublas_sgemm(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream);
 const char* cublas_sgemm_name();  // "cuBLAS FP32 (no TF32)"
+// The TF32 baseline: the same call with CUBLAS_COMPUTE_32F_FAST_TF32 (tensor cores, TF32 inputs).
+void cublas_tf32_gemm(const GemmProblem& p, const float* A, const float* B, float* C, cudaStream_t stream);
+const char* cublas_tf32_name();  // "cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32)"
 
 // "128x128 split 4": a choice as the report and the CSV's config column name it.
 std::string choice_label(const GemmPlanner& planner, GemmChoice c);
