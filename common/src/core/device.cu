@@ -15,6 +15,12 @@ double DeviceInfo::fp32_peak_gflops() const {
   return tut::fp32_peak_gflops(sms, fp32_lanes_per_sm(cc_major, cc_minor), clock_mhz);
 }
 
+double DeviceInfo::tf32_peak_gflops() const {
+  return tut::tf32_peak_gflops(sms, tf32_flops_per_clk_per_sm(cc_major, cc_minor), clock_mhz);
+}
+
+double DeviceInfo::peak_gflops(Math m) const { return m == Math::Tf32 ? tf32_peak_gflops() : fp32_peak_gflops(); }
+
 double DeviceInfo::dram_peak_gbps() const { return 2.0 * mem_clock_mhz * 1e6 * bus_width_bits / 8.0 / 1e9; }
 
 std::string DeviceInfo::slug() const { return gpu_slug(name); }
@@ -73,6 +79,12 @@ void print_device(std::ostream& os, const DeviceInfo& d) {
                   d.cc_major, d.cc_minor, d.dram_peak_gbps());
   }
   os << buf;
+  const int tf32 = tf32_flops_per_clk_per_sm(d.cc_major, d.cc_minor);
+  if (tf32 > 0) {
+    std::snprintf(buf, sizeof buf, "          TF32 tensor-core peak %.1f TFLOP/s (dense: %d SMs x %d FLOP/clock x %.0f MHz)\n",
+                  d.tf32_peak_gflops() / 1e3, d.sms, tf32, d.clock_mhz);
+    os << buf;
+  }
 }
 
 void print_device_facts(std::ostream& os, const DeviceInfo& d) {
@@ -82,6 +94,7 @@ void print_device_facts(std::ostream& os, const DeviceInfo& d) {
      << "sms: " << d.sms << "\n"
      << "clock_mhz: " << d.clock_mhz << "\n"
      << "fp32_peak_gflops: " << d.fp32_peak_gflops() << "\n"
+     << "tf32_peak_gflops: " << d.tf32_peak_gflops() << "\n"
      << "dram_peak_gbps: " << d.dram_peak_gbps() << "\n"
      << "l2_bytes: " << d.l2_bytes << "\n"
      << "memory_bytes: " << d.total_mem << "\n"

@@ -18,6 +18,17 @@ double fp32_peak_gflops(int sms, int lanes_per_sm, double clock_mhz) {
   return double(sms) * double(lanes_per_sm) * 2.0 * clock_mhz * 1e-3;
 }
 
+int tf32_flops_per_clk_per_sm(int major, int minor) {
+  if (major == 8 && minor == 0) return 1024;
+  if (major == 8 && (minor == 6 || minor == 9)) return 256;
+  if (major == 9 && minor == 0) return 2048;
+  return 0;
+}
+
+double tf32_peak_gflops(int sms, int flops_per_clk_per_sm, double clock_mhz) {
+  return double(sms) * double(flops_per_clk_per_sm) * clock_mhz * 1e-3;
+}
+
 std::string gpu_slug(const std::string& name) {
   std::string out;
   bool dash = false;

@@ -114,8 +114,8 @@ void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<Rat
 
 ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o, const std::string& part,
                           const std::string& problem, int m, int n, int k, const TimeStats& ts, double flops,
-                          double min_bytes, const VerifyResult& vr) {
-  const double peak = dev.fp32_peak_gflops();
+                          double min_bytes, const VerifyResult& vr, Math math) {
+  const double peak = dev.peak_gflops(math);
   ResultRow r;
   r.gpu = dev.name;
   r.cuda = dev.cuda_version();

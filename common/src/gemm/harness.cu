@@ -106,6 +106,16 @@ std::vector<float> run_step_once(GemmLauncher launch, const GemmProblem& p, Devi
   return run_step_once(run, p, d, s);
 }
 
+// The library a step is timed against: cuBLAS in the step's math.
+struct Baseline {
+  GemmLauncher launch;
+  const char* name;
+};
+Baseline baseline_of(const GemmStep& step) {
+  return step.math == Math::Tf32 ? Baseline{&cublas_tf32_gemm, cublas_tf32_name()}
+                                 : Baseline{&cublas_sgemm, cublas_sgemm_name()};
+}
+
 // ---------------------------------------------------------------------------------------------
 // A planning step's choices.
 
@@ -197,8 +207,8 @@ std::vector<GemmChoice> test_choices(const GemmPlanner& planner, const GemmProbl
 }
 
 // The cuBLAS columns of a result row.
-void fill_baseline(ResultRow& r, const GemmProblem& p, const TimeStats& tb) {
-  r.baseline = cublas_sgemm_name();
+void fill_baseline(ResultRow& r, const GemmProblem& p, const TimeStats& tb, const char* name) {
+  r.baseline = name;
   r.baseline_time_ms = tb.median;
   r.ratio_to_baseline = tb.median / r.time_ms_median;
   r.alpha = p.alpha;
@@ -225,7 +235,8 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
   };
   std::vector<Measured> done;
   bool all_ok = true;
-  Runner cublas(&cublas_sgemm);
+  const Baseline base = baseline_of(step);
+  Runner cublas(base.launch);
   const TimeStats tb = time_with(cublas);
   for (const GemmChoice& c : cands) {
     const std::size_t ws = planner.workspace_bytes(p, c);
@@ -240,14 +251,14 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
     Measured m{c, {}, {}};
     if (o.verify) {
       const std::vector<float> out = run_step_once(run, p, d, s);
-      m.vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded);
+      m.vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.math);
       all_ok = all_ok && m.vr.passed;
     }
     m.t = time_with(run);
     done.push_back(m);
     ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gemm", p.label(), p.m, p.n, p.k, m.t, p.flops(),
-                                  p.min_bytes(), m.vr);
-    fill_baseline(r, p, tb);
+                                  p.min_bytes(), m.vr, step.math);
+    fill_baseline(r, p, tb, base.name);
     r.config = choice_label(planner, c);
     if (!o.csv.empty()) append_csv_row(o.csv, result_columns(), to_fields(r), legacy_result_values());
   }
@@ -262,7 +273,7 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
                 w.k_steps, w.model_us, 1e3 * m.t.median, m.t.median / fastest,
                 !o.verify ? "skipped" : (m.vr.passed ? "ok" : "FAILED"));
   }
-  std::printf("cuBLAS: %.1f us in the same process%s\n\n", 1e3 * tb.median,
+  std::printf("%s: %.1f us in the same process%s\n\n", base.name, 1e3 * tb.median,
               o.csv.empty() ? "" : ("; one row per candidate appended to " + o.csv).c_str());
   std::fflush(stdout);
   return all_ok;
@@ -273,7 +284,9 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
 
 int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
   const GemmProblem p = GemmProblem::packed(o.m, o.n, o.k, o.alpha, o.beta);
-  const bool is_baseline = (step.launch == &cublas_sgemm);
+  const Baseline base = baseline_of(step);
+  const bool tf32 = step.math == Math::Tf32;
+  const bool is_baseline = (step.launch == base.launch);
   check_output_paths(o);
   GemmChoice forced, choice;
   if (step.planner) {
@@ -281,10 +294,13 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     if (forced.splits >= 1) check_splits(*step.planner, p, forced.splits);
     choice = step.planner->choose(p, forced);
   }
-  require_memory(p, o.verify, dev, step.planner ? step.planner->workspace_bytes(p, choice) : 0);
+  // With verification, TF32 keeps a second reference (cuBLAS TF32) beside the FP32 one.
+  const std::size_t extra_ref = (o.verify && tf32) ? std::size_t(p.c_elems()) * sizeof(float) : 0;
+  require_memory(p, o.verify, dev, (step.planner ? step.planner->workspace_bytes(p, choice) : 0) + extra_ref);
 
-  std::printf("problem: C = alpha*A*B + beta*C, M=%d N=%d K=%d, alpha=%g beta=%g, row-major FP32\n", p.m, p.n, p.k,
-              double(p.alpha), double(p.beta));
+  std::printf("problem: C = alpha*A*B + beta*C, M=%d N=%d K=%d, alpha=%g beta=%g, row-major FP32%s\n", p.m, p.n,
+              p.k, double(p.alpha), double(p.beta),
+              tf32 ? " in and out, TF32 math (tensor cores: A and B rounded to TF32, products summed in FP32)" : "");
   std::printf("         %.4g GFLOP, at least %s moved (%.0f FLOP/byte)\n", p.flops() / 1e9,
               format_bytes(p.min_bytes()).c_str(), p.flops() / p.min_bytes());
   if (step.planner) std::printf("%s\n", plan_line(*step.planner, p, choice, forced).c_str());
@@ -296,22 +312,41 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   Runner run = step.planner ? Runner(*step.planner, p, choice, stream.s) : Runner(step.launch);
 
   // Correctness first: the reference, then the step once on a poisoned output.
-  std::vector<float> ref;
-  if (o.verify) {
+  // The reference is true FP32 in either math; a TF32 step is also compared with cuBLAS TF32.
+  std::vector<float> ref, ref_tf32;
+  auto library_result = [&](GemmLauncher launch) {
     DeviceBuffer<float> c_ref(d.C0.size());
     c_ref.copy_from(d.C0, stream.s);
-    cublas_sgemm(p, d.A.data(), d.B.data(), c_ref.data(), stream.s);
+    launch(p, d.A.data(), d.B.data(), c_ref.data(), stream.s);
     TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-    ref = c_ref.download();
+    return c_ref.download();
+  };
+  if (o.verify) {
+    ref = library_result(&cublas_sgemm);
+    if (tf32) ref_tf32 = library_result(&cublas_tf32_gemm);
   }
   const std::vector<float> out = run_step_once(run, p, d, stream.s);
 
   VerifyResult vr;
   if (o.verify) {
-    vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded);
-    std::printf("check: against %s%s: %s\n", cublas_sgemm_name(), is_baseline ? " (itself: run-to-run check)" : "",
-                vr.summary().c_str());
+    vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.math);
+    std::printf("check: against %s%s%s: %s\n", cublas_sgemm_name(),
+                step.launch == &cublas_sgemm ? " (itself: run-to-run check)" : "",
+                tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
+    if (tf32) {
+      // Both TF32 results carry their own roundings: each is within half the tolerance of the exact
+      // product, so they differ by at most the tolerance. Shown, with the library's own error.
+      const VerifyResult vt =
+          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_tf32.data(), Match::Rounded, step.math);
+      const VerifyResult vl =
+          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), ref_tf32.data(), ref.data(), Match::Rounded, step.math);
+      std::printf("       against %s%s: rel_err %.3g, max |err| %.3g (%zu elements over the TF32 bound)\n",
+                  cublas_tf32_name(), is_baseline ? " (itself: run-to-run check)" : "", vt.rel_err, vt.max_abs_err,
+                  vt.mismatches);
+      std::printf("       %s itself against %s: rel_err %.3g, max |err| %.3g\n", cublas_tf32_name(),
+                  cublas_sgemm_name(), vl.rel_err, vl.max_abs_err);
+    }
   } else {
     std::printf("check: skipped (--no-verify)\n");
   }
@@ -338,19 +373,31 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   if (o.explain) {
     explained_ok = explain(o, step, dev, p, choice, h, d, ref, run_with, stream.s);
   }
-  Runner cublas(&cublas_sgemm);
+  Runner cublas(base.launch);
   const TimeStats ts = run_with(run);
   const TimeStats tb = run_with(cublas);
+  // A TF32 step also shows what the tensor cores buy: cuBLAS in true FP32, timed the same way.
+  TimeStats tf;
+  if (tf32) {
+    Runner cublas_fp32(&cublas_sgemm);
+    tf = run_with(cublas_fp32);
+  }
 
-  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
-              o.warmup, o.iters);
-  print_timing_table({{std::string(step.name) + " (" + step.title + ")", ts}, {cublas_sgemm_name(), tb}},
-                     {{"% cuBLAS", tb.median}}, p.flops(), p.min_bytes(), dev.fp32_peak_gflops());
+  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run%s\n\n",
+              o.warmup, o.iters, tf32 ? "; % peak: of the TF32 tensor-core peak (device line)" : "");
+  std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}, {base.name, tb}};
+  if (tf32) rows.push_back({cublas_sgemm_name(), tf});
+  print_timing_table(rows, {{tf32 ? "% cuBLAS TF32" : "% cuBLAS", tb.median}}, p.flops(), p.min_bytes(),
+                     dev.peak_gflops(step.math), tf32 ? 44 : 32);
 
   const bool verified = !o.verify || vr.passed;
   ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gemm", p.label(), p.m, p.n, p.k, ts, p.flops(),
-                                p.min_bytes(), vr);
-  fill_baseline(r, p, tb);
+                                p.min_bytes(), vr, step.math);
+  fill_baseline(r, p, tb, base.name);
+  if (tf32) {
+    r.alt_baseline = cublas_sgemm_name();
+    r.alt_baseline_time_ms = tf.median;
+  }
   if (step.planner) r.config = choice_label(*step.planner, choice);
   write_result_row(o, r);
   if (!verified) std::printf("RESULT: verification FAILED\n");
@@ -413,6 +460,7 @@ std::size_t padding_writes(const GemmProblem& p, const std::vector<float>& befor
 }
 
 int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
+  // Only true-FP32 cuBLAS is its own large-shape reference; cuBLAS TF32 is checked against it.
   const bool is_baseline = (step.launch == &cublas_sgemm);
   const GemmChoice forced = step.planner ? forced_choice(o, *step.planner) : GemmChoice{};
   std::printf("self-test %s (%s): %s shapes x {integers: exact; random: tolerance}%s\n", step.name, step.title,
@@ -422,6 +470,12 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
                   ? " x the forced plan"
                   : " x {the rule's plan; each tile shape with the rule's split, 1, 2, 3 and the most splits}; "
                     "each split plan on random inputs twice (the same bits)");
+  if (step.math == Math::Tf32) {
+    std::printf("TF32 math: the integer cases stay exact (entries in {-3..3} need 2 significant bits, TF32 keeps "
+                "11; every product and partial sum is an integer below 2^24, exact in the FP32 sums); the random "
+                "cases use the TF32 tolerance (K = 4096: %.2e, FP32's %.2e) against true FP32\n",
+                tf32_reduction_tolerance(4096), reduction_tolerance(4096));
+  }
   Stream stream;
   SelfTestTally tally;
   std::uint64_t case_seed = o.seed;
@@ -483,8 +537,8 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
         Runner run = step.planner ? Runner(*step.planner, p, c, stream.s) : Runner(step.launch);
         const std::vector<float> out = run_step_once(run, p, d, stream.s);
         const VerifyResult vr =
-            small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match)
-                  : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match);
+            small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match, step.math)
+                  : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match, step.math);
         const std::size_t pad_writes = padding_writes(p, h.C0, out);
         if (pad_writes > 0) std::printf("      %zu elements of C's padding (columns n .. ldc-1) were written\n", pad_writes);
         // A split reduction must not depend on which block finishes last: on real values, a second
@@ -538,6 +592,10 @@ class GemmFamily : public Family {
   }
   std::string usage(const std::string& program) const override {
     std::string u = gemm_usage(program);
+    if (step_.math == Math::Tf32) {
+      u += std::string("\nThis step computes in TF32 (tensor cores): it is checked against ") + cublas_sgemm_name() +
+           " with the TF32 tolerance, compared with " + cublas_tf32_name() + " and timed against it.\n";
+    }
     if (step_.planner) {
       std::string names;
       for (const std::string& n : step_.planner->tile_names()) names += " " + n;

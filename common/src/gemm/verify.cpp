@@ -8,7 +8,7 @@ namespace tut {
 
 template <class Ref>
 VerifyResult verify_gemm(const GemmProblem& p, const float* A, const float* B, const float* C_in,
-                         const float* out, const Ref* ref, Match match, std::size_t max_report) {
+                         const float* out, const Ref* ref, Match match, Math math, std::size_t max_report) {
   // Row norms of A and column norms of B, for the per-element bound S_ij.
   std::vector<double> a_norm(p.m, 0.0), b_norm(p.n, 0.0);
   for (int i = 0; i < p.m; ++i) {
@@ -38,12 +38,12 @@ VerifyResult verify_gemm(const GemmProblem& p, const float* A, const float* B, c
     const std::string i = std::to_string(e / n), j = std::to_string(e % n);
     return named ? "row " + i + ", col " + j : i + ", " + j;
   };
-  return verify_elements(std::size_t(p.m) * n, gemm_tolerance(p.k), match, element, locate, max_report);
+  return verify_elements(std::size_t(p.m) * n, math_tolerance(math, p.k), match, element, locate, max_report);
 }
 
 template VerifyResult verify_gemm<float>(const GemmProblem&, const float*, const float*, const float*,
-                                         const float*, const float*, Match, std::size_t);
+                                         const float*, const float*, Match, Math, std::size_t);
 template VerifyResult verify_gemm<double>(const GemmProblem&, const float*, const float*, const float*,
-                                          const float*, const double*, Match, std::size_t);
+                                          const float*, const double*, Match, Math, std::size_t);
 
 }  // namespace tut

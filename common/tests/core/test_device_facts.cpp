@@ -22,6 +22,19 @@ TEST_CASE("peak = SMs x lanes x 2 x clock") {
   CHECK(tut::fp32_peak_gflops(132, 0, 1980.0) == 0.0);
 }
 
+TEST_CASE("TF32 tensor-core peak = SMs x dense FLOPs per clock x clock") {
+  CHECK(tut::tf32_flops_per_clk_per_sm(9, 0) == 2048);
+  CHECK(tut::tf32_flops_per_clk_per_sm(8, 0) == 1024);
+  CHECK(tut::tf32_flops_per_clk_per_sm(8, 6) == 256);
+  CHECK(tut::tf32_flops_per_clk_per_sm(7, 0) == 0);  // no TF32 before Ampere
+  // H100 SXM at the 1830 MHz of its data sheet: 494.7 TFLOP/s; at its 1980 MHz boost: 535.2
+  CHECK(tut::tf32_peak_gflops(132, 2048, 1830.0) == doctest::Approx(494714.9));
+  CHECK(tut::tf32_peak_gflops(132, 2048, 1980.0) == doctest::Approx(535265.3));
+  // A100 SXM: 108 x 1024 x 1410 MHz = 155.9 TFLOP/s
+  CHECK(tut::tf32_peak_gflops(108, 1024, 1410.0) == doctest::Approx(155934.7));
+  CHECK(tut::tf32_peak_gflops(132, 0, 1980.0) == 0.0);
+}
+
 TEST_CASE("GPU slug") {
   CHECK(tut::gpu_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3");
   CHECK(tut::gpu_slug("NVIDIA GeForce RTX 4090") == "nvidia-geforce-rtx-4090");

@@ -66,7 +66,8 @@ TEST_CASE("TF32 tolerance: both factors rounded to 2^-11, summed with a truncati
   const double ut = std::ldexp(1.0, -11);
   const double ua = std::ldexp(1.0, -23);
   for (long long k : {1LL, 8LL, 4096LL, 8192LL}) {
-    const double gamma = (k + 2) * ua / (1 - (k + 2) * ua);
+    const double n = double(k + 2);
+    const double gamma = n * ua / (1 - n * ua);
     CHECK(tut::tf32_reduction_tolerance(k) == doctest::Approx(2 * ((1 + ut) * (1 + ut) * (1 + gamma) - 1)));
     CHECK(tut::math_tolerance(tut::Math::Tf32, k) == tut::tf32_reduction_tolerance(k));
     CHECK(tut::math_tolerance(tut::Math::Fp32, k) == tut::gemm_tolerance(int(k)));

@@ -14,6 +14,15 @@ int fp32_lanes_per_sm(int major, int minor);
 // 128 lanes and 1980 MHz boost clock: 66.9 TFLOP/s. Returns 0 when lanes is 0 (unknown).
 double fp32_peak_gflops(int sms, int lanes_per_sm, double clock_mhz);
 
+// Dense TF32 tensor-core FLOPs per clock per SM by compute capability (two per multiply-add), from
+// the vendors' published peaks divided by SMs x clock: A100 (8.0) 1024, GA10x / Ada (8.6, 8.9) 256,
+// Hopper (9.0) 2048; 0 for an architecture this table does not know. H100 SXM at 1980 MHz: 535
+// TFLOP/s (the 495 of the data sheet is quoted at 1830 MHz).
+int tf32_flops_per_clk_per_sm(int major, int minor);
+
+// Peak dense TF32 tensor-core rate in GFLOP/s: SMs x FLOPs per clock x clock; 0 when unknown.
+double tf32_peak_gflops(int sms, int flops_per_clk_per_sm, double clock_mhz);
+
 // "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3": lower case, every run of characters other
 // than [a-z0-9] becomes one '-', no leading or trailing '-'. "unknown-gpu" when nothing is left.
 std::string gpu_slug(const std::string& name);

@@ -84,10 +84,11 @@ void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<Rat
                         double min_bytes, double peak_gflops, int name_width = 32, double copy_gbps = 0);
 
 // A CSV row with everything but the baselines filled in: device, step, problem, the step's times
-// and rates, the verification result (`vr` is ignored when o.verify is false), iterations.
+// and rates, the verification result (`vr` is ignored when o.verify is false), iterations. The peak
+// (and % of peak) is that of `math`: the FP32 FMA units, or the TF32 tensor cores.
 ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o, const std::string& part,
                           const std::string& problem, int m, int n, int k, const TimeStats& ts,
-                          double flops, double min_bytes, const VerifyResult& vr);
+                          double flops, double min_bytes, const VerifyResult& vr, Math math = Math::Fp32);
 // Appends it to o.csv (nothing when o.csv is empty) and says so.
 void write_result_row(const CommonOptions& o, const ResultRow& r);
 

@@ -17,9 +17,10 @@ inline double gemm_tolerance(int k, double unit_roundoff = kUnitRoundoffFp32) {
 
 // Compares out against ref over the m x n elements of C (leading dimension p.ldc), row by row. A, B
 // and C_in are the inputs (C_in may be null when beta == 0). Ref is float (cuBLAS) or double (CPU).
-// Mismatch::index is i * n + j.
+// The tolerance is that of `math` for K terms (math_tolerance). Mismatch::index is i * n + j.
 template <class Ref>
 VerifyResult verify_gemm(const GemmProblem& p, const float* A, const float* B, const float* C_in,
-                         const float* out, const Ref* ref, Match match, std::size_t max_report = 5);
+                         const float* out, const Ref* ref, Match match, Math math = Math::Fp32,
+                         std::size_t max_report = 5);
 
 }  // namespace tut
