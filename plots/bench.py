@@ -7,14 +7,20 @@ The list of steps is <build>/chapters.tsv, written by CMake from the tut_add_cha
 binary appends its own row to <out-dir>/<gpu-slug>.csv (it verifies and times itself against the
 vendor library in the same process); this script only chooses the problems:
   gemm: 4096^3, then the size sweep (sizes predicted to run longer than --max-run-seconds skipped);
-        chapters from 09 on and cuBLAS also run chapter 10's suite of small and odd problems, and a
-        step that plans each problem (its --help lists tile shapes) runs --explain on every suite
-        problem, one row per candidate plan into <out-dir>/<gpu-slug>-plans.csv;
+        chapters from 09 on and the library baselines also run chapter 10's suite of small and odd
+        problems (3 problems more than the sweep), and a step that plans each problem (its --help
+        lists tile shapes) runs --explain on every suite problem, one row per candidate plan into
+        <out-dir>/<gpu-slug>-plans.csv. The TF32 steps (chapters 11 and 12, the cuBLAS TF32
+        baseline; `math` tf32 in the manifest) run the same problems as any step from 09 on: their
+        rows compare against cuBLAS TF32, with cuBLAS FP32 timed beside it, and go to the TF32
+        charts and tables;
   conv: the headline layer, then every other layer of the table the binary prints with
-        `--layer list`, for the steps from 15 on, the fused epilogue (20) included (13 and 14 are
-        slow: only the headline, unless --all-layers);
+        `--layer list`, for the steps from 15 on, the fused epilogue (20) and the TF32 step (21)
+        included (13 and 14 are slow: only the headline, unless --all-layers);
   gcn:  each step once at its default problem (the default graph and features: no problem flags);
         the binary names the graph in its row.
+A step built for one GPU architecture only (chapter 12: sm_90a) refuses any other GPU (exit 3 with
+the GPU still there); it is skipped in one line, not counted as a failure.
 Exits 1 if any run failed verification or crashed, 3 if there is no GPU.
 """
 from __future__ import annotations
@@ -27,13 +33,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import CONV_HEADLINE, PARTS, SUITE, SUITE_FROM, SWEEP, is_chapter  # noqa: E402
+from results import CONV_HEADLINE, PARTS, SUITE, SUITE_FROM, SWEEP, is_chapter, precision_of  # noqa: E402
 
 HEADLINE = (4096, 4096, 4096)
 NO_GPU = 3
 # Convolution steps before this one run the headline layer only (unless --all-layers): the direct
 # loop and im2col take seconds per layer and add nothing to the per-layer chart (17 onwards).
 CONV_LAYERS_FROM = 15
+
+
+class StepSkipped(Exception):
+    """A step that does not run on this GPU (built for another architecture): its reason, one line."""
 
 
 def read_manifest(path: Path) -> list[dict]:
@@ -93,8 +103,26 @@ def plan_tiles(binary: str) -> list[str]:
 
 
 def runs_suite(step: dict) -> bool:
-    """Chapters from SUITE_FROM on and the library baselines run the suite of small and odd problems."""
+    """Chapters from SUITE_FROM on and the library baselines run the suite of small and odd problems:
+    the TF32 steps (11, 12, cuBLAS TF32) too, so that their suite table compares like the FP32 one."""
     return not is_chapter(step["name"]) or int(step["name"][:2]) >= SUITE_FROM
+
+
+def step_math(step: dict) -> str:
+    """The math the manifest declares for a step (`math` column: fp32 or tf32; a manifest written
+    before the column existed: fp32), upper-cased as the rows name it."""
+    return (step.get("math") or "fp32").upper()
+
+
+def row_precision(step: dict, row: dict) -> str:
+    """The precision a row compares in, from its baselines' names (results.precision_of)."""
+    return precision_of(row.get("baseline") or "", row.get("alt_baseline") or "", step["part"])
+
+
+def vs_alt(row: dict) -> float | None:
+    """alt_baseline_time_ms / time_ms_median, None without a second baseline."""
+    alt = row.get("alt_baseline_time_ms") or ""
+    return float(alt) / float(row["time_ms_median"]) if alt else None
 
 
 def read_rows(csv_path: Path) -> list[dict]:
@@ -136,7 +164,7 @@ def main(argv=None) -> int:
     (args.manifest.parent / "results-csv").write_text(f"{csv_path}\n")  # for `make tutorial`'s plot step
     print(f"bench: {len(steps)} steps on {facts['name']} (CUDA {facts['cuda']}) -> {csv_path}; full output in {log_path}")
 
-    failures = []
+    failures, skipped, mismatched = [], [], set()
     with log_path.open("a") as log:
         def run_binary(step: dict, problem: str | None, tag: str, flags: list[str],
                        extra: list[str], out: Path = csv_path) -> tuple[dict | None, float]:
@@ -147,8 +175,14 @@ def main(argv=None) -> int:
             log.flush()
             before = len(read_rows(out))
             t0 = time.time()
-            p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+            p = subprocess.run(cmd, stdout=log, stderr=subprocess.PIPE, text=True)
+            log.write(p.stderr)
             if p.returncode == NO_GPU:
+                # The GPU is still there when the step's own --device-info answers: the step refuses
+                # this GPU (built for another architecture), and says why in its last error line.
+                if subprocess.run([step["binary"], "--device-info"], capture_output=True).returncode == 0:
+                    why = (p.stderr.strip().splitlines() or ["it does not run on this GPU"])[-1]
+                    raise StepSkipped(why.removeprefix("error: "))
                 raise SystemExit("error: the GPU disappeared during the benchmark")
             rows = read_rows(out) if p.returncode in (0, 1) else []
             row = rows[-1] if len(rows) > before else None  # a row this run appended, never an older one
@@ -158,6 +192,11 @@ def main(argv=None) -> int:
                 return None, 0.0
             if p.returncode == 1:
                 failures.append(f"{tag} failed verification")
+            declared_tf32, row_tf32 = step_math(step) == "TF32", row_precision(step, row) == "TF32"
+            if declared_tf32 != row_tf32 and step["name"] not in mismatched:  # the manifest and the row disagree
+                mismatched.add(step["name"])
+                print(f"  note: {step['name']} is declared MATH {step_math(step).lower()} but its row compares in "
+                      f"{row_precision(step, row)} (baseline {row.get('baseline')!r})")
             return row, time.time() - t0
 
         def run(step: dict, mnk, extra: list[str], out: Path = csv_path) -> dict | None:
@@ -166,8 +205,13 @@ def main(argv=None) -> int:
             row, secs = run_binary(step, f"{m}x{n}x{k}", tag, ["--m", str(m), "--n", str(n), "--k", str(k)], extra, out)
             if row is not None:
                 plan = f"  plan {row['config']}" if row.get("config") else ""
+                # A TF32 row: against cuBLAS TF32, and what the tensor cores buy over cuBLAS FP32.
+                tf32 = row_precision(step, row) == "TF32"
+                of = "cuBLAS TF32" if tf32 else "cuBLAS"
+                alt = vs_alt(row)
+                fp32 = f"  {alt:5.2f}x cuBLAS FP32" if tf32 and alt is not None else ""
                 print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {100 * float(row['ratio_to_baseline']):6.1f}% of "
-                      f"cuBLAS  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}{plan}  "
+                      f"{of}{fp32}  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}{plan}  "
                       f"({secs:.0f} s)")
             return row
 
@@ -176,12 +220,14 @@ def main(argv=None) -> int:
             row, secs = run_binary(step, layer, tag, ["--layer", layer], extra)
             if row is None:
                 return None
-            alt = row.get("alt_baseline_time_ms") or ""
+            alt = vs_alt(row)
             alt_name = row.get("alt_baseline") or "precomp"
-            if alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
+            if "IMPLICIT_PRECOMP_GEMM" in alt_name and row_precision(step, row) == "TF32":
+                alt_name = "TF32 precomp"  # a tensor-core step's: cuDNN's precomp, TF32 allowed
+            elif alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
                 alt_name = "precomp"  # the plain steps' second baseline; chapter 20's is the unfused pipeline
-            vs_alt = f"{100 * float(alt) / float(row['time_ms_median']):6.1f}% of {alt_name}  " if alt else ""
-            print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {vs_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
+            of_alt = f"{100 * alt:6.1f}% of {alt_name}  " if alt is not None else ""
+            print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {of_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
                   f"of {row['baseline']}  median {float(row['time_ms_median']):.4g} ms  verified: {row['verified']}  "
                   f"({secs:.0f} s)")
             return row
@@ -199,18 +245,20 @@ def main(argv=None) -> int:
             return row
 
         layers = None  # the conv layer table, read from the first conv binary
-        for step in steps:
+
+        def run_step(step: dict) -> None:
+            nonlocal layers
             if step["part"] == "gcn":
                 run_gcn(step)
-                continue
+                return
             if step["part"] == "conv":
                 if layers is None:
                     layers = conv_layers(step["binary"])
                 head = run_conv(step, CONV_HEADLINE, [])
                 if args.headline_only or head is None:
-                    continue
+                    return
                 if is_chapter(step["name"]) and int(step["name"][:2]) < CONV_LAYERS_FROM and not args.all_layers:
-                    continue
+                    return
                 head_ms = float(head["time_ms_median"])
                 head_flops = next(conv_flops(lay) for lay in layers if lay["name"] == CONV_HEADLINE)
                 for layer in layers:
@@ -222,10 +270,10 @@ def main(argv=None) -> int:
                               f"(--max-run-seconds {args.max_run_seconds:g})")
                         continue
                     run_conv(step, layer["name"], ["--iters", str(args.sweep_iters), "--warmup", str(args.sweep_warmup)])
-                continue
+                return
             head = run(step, HEADLINE, [])
             if args.headline_only or head is None:
-                continue
+                return
             head_ms = float(head["time_ms_median"])
             sizes = list(SWEEP)
             if runs_suite(step):
@@ -245,6 +293,15 @@ def main(argv=None) -> int:
                 for mnk in SUITE:
                     run(step, mnk, ["--explain", *sweep_flags], plans_path)
 
+        for step in steps:
+            try:
+                run_step(step)
+            except StepSkipped as why:
+                skipped.append(step["name"])
+                print(f"  {step['name']:<28} skipped: {why}")
+
+    if skipped:
+        print(f"bench: skipped on this GPU (built for another architecture): {', '.join(skipped)}")
     if failures:
         print("bench: FAILURES:\n  " + "\n  ".join(failures))
         return 1

@@ -9,13 +9,19 @@ For each part with rows in the CSV (or the one --part names):
         small and odd problems, when measured), README.md's results:gemm block; a chapter that
         plans each problem also gets the table of its candidate plans from <slug>-plans.csv (next to
         the CSV, written by bench.py with --explain);
+        in TF32 (the tensor-core chapters 11 and 12 and cuBLAS TF32): <slug>-gemm-tf32-{speedup,sweep,
+        roofline}.png and -gemm-tf32-suite.png, README.md's results:gemm-tf32 block (the headline
+        table against cuBLAS TF32 with cuBLAS FP32 as the reference, the sweep, the suite);
   conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block;
+        in TF32 (chapter 21): <slug>-conv-tf32-layers.png, README.md's results:conv-tf32 block (per
+        layer against cuDNN with TF32 allowed, with the geometric mean);
   gcn:  <out-dir>/<slug>-gcn-{speedup,bandwidth,layer}.png (layer: when chapter 29 or a PyTorch row
         of plots/torch_gcn.py was measured), README.md's results:gcn block.
 Prints the results tables and rewrites the text between the results markers of each measured
 chapter's README.md (a sweep table for a GEMM chapter, a per-layer table for a convolution one,
 the default graph's row for a GCN one). Parts I and II chart FP32 comparisons, Part III FP64 ones;
-a row whose baseline is in another precision is left out and named.
+the TF32 rows (results.precision: their baselines' names say TF32) go to the TF32 charts and tables
+and never to those, and a row in any other precision is left out; every such row is named.
 """
 from __future__ import annotations
 
@@ -104,6 +110,29 @@ def chapter_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def tf32_chapter_table(rows: list[Row]) -> str:
+    """A TF32 chapter's rows over the sweep and the suite: against cuBLAS TF32 and cuBLAS FP32, both
+    timed in its own process, and the TF32 tensor-core peak; the plan where it chooses one."""
+    plans = any(r.config for r in rows)
+    newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+    base = _most_common([r.baseline for r in newest_first])
+    alt = _most_common([r.alt_baseline for r in newest_first if r.alt_baseline])
+    lines = ["| problem (M×N×K) | time (ms), median [min, max] | TFLOP/s | cuBLAS TF32 (ms) | % of cuBLAS TF32 "
+             "| % of TF32 peak | cuBLAS FP32 (ms) | × cuBLAS FP32 | " + ("plan | " if plans else "") + "verified |",
+             "|---|---|---:|---:|---:|---:|---:|---:|" + ("---|" if plans else "") + ":-:|"]
+    for r in sorted(rows, key=lambda r: results.problem_sort_key(r.problem)):
+        plan = f" {r.config} |" if plans else ""
+        fp32 = fmt_ms4(r.alt_baseline_time_ms) if r.alt_baseline_time_ms is not None else "–"
+        lines.append(f"| {r.problem.replace('x', '×')} | {fmt_ms4(r.time_ms_median)} [{fmt_ms4(r.time_ms_min)}, "
+                     f"{fmt_ms4(r.time_ms_max)}] | {r.tflops:.2f} | {fmt_ms4(r.baseline_time_ms)} | "
+                     f"{pct(r.ratio_to_baseline)} | {r.pct_of_peak:.1f}% | {fp32} | {times(r.alt_ratio)} |{plan} "
+                     f"{r.verified} |")
+    names = f"\"cuBLAS TF32\" is {base}" + (f"; \"cuBLAS FP32\" is {alt}, on the CUDA cores" if alt else "")
+    return (f"TF32 on the tensor cores (A and B rounded to TF32, products summed in FP32), checked against true FP32 "
+            f"with the TF32 tolerance. {names}; both timed in the same process as the step. % of TF32 peak is of the "
+            f"dense TF32 tensor-core peak.\n\n" + "\n".join(lines))
+
+
 # ----------------------------------------------------------------------------------------------
 # Chapter 10's suite of small and odd problems: every chapter from SUITE_FROM on, against cuBLAS
 # timed in its own process.
@@ -123,14 +152,15 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def suite_table(latest: dict) -> str:
-    """Per suite problem: each chapter's % of cuBLAS (in its own process), the planning chapter's plan;
-    the geometric mean last. Empty when no chapter ran the whole suite."""
+def suite_table(latest: dict, lib: str = "cuBLAS") -> str:
+    """Per suite problem: each chapter's % of the library (cuBLAS, or cuBLAS TF32 for the TF32 rows; in
+    the chapter's own process), the planning chapter's plan; the geometric mean last. Empty when no
+    chapter ran the whole suite."""
     steps = suite_steps(latest)
     if not steps:
         return ""
     planner = next((c for c in reversed(steps) if any(latest[(c, p)].config for p in SUITE_NAMES)), None)
-    head = "| problem (M×N×K) | cuBLAS (ms) | " + " | ".join(f"{c[:2]}: % of cuBLAS" for c in steps) + " |"
+    head = f"| problem (M×N×K) | {lib} (ms) | " + " | ".join(f"{c[:2]}: % of {lib}" for c in steps) + " |"
     head += f" {planner[:2]}: plan |" if planner else ""
     lines = [head, "|---|---:|" + "---:|" * len(steps) + ("---|" if planner else "")]
     for p in SUITE_NAMES:
@@ -144,9 +174,13 @@ def suite_table(latest: dict) -> str:
     return "\n".join(lines)
 
 
-def suite_chart(latest: dict, path: Path) -> bool:
-    """Bars: % of cuBLAS of each chapter from SUITE_FROM on, per suite problem and their geometric mean,
-    the planning chapter's plan written on its bars. False (no file) when no chapter ran the suite."""
+SUITE_TITLE = "SGEMM small and odd problems: % of cuBLAS FP32 (no TF32) timed in the same process"
+
+
+def suite_chart(latest: dict, path: Path, lib: str = "cuBLAS FP32", title: str = SUITE_TITLE) -> bool:
+    """Bars: % of the library (cuBLAS FP32; cuBLAS TF32 for the TF32 rows) of each chapter from
+    SUITE_FROM on, per suite problem and their geometric mean, the planning chapter's plan written on
+    its bars. False (no file) when no chapter ran the suite."""
     steps = suite_steps(latest)
     if not steps:
         return False
@@ -167,15 +201,14 @@ def suite_chart(latest: dict, path: Path) -> bool:
                 ax.annotate(cfg.replace(" split ", "\nsplit "), (b.get_x() + b.get_width() / 2, 4), ha="center",
                             va="bottom", fontsize=6, rotation=90, color="white")
     ax.axhline(100, color="black", lw=1, ls="--")
-    ax.annotate("cuBLAS FP32 (same process)", (len(groups) - 0.5, 101), ha="right", va="bottom", fontsize=8)
+    ax.annotate(f"{lib} (same process)", (len(groups) - 0.5, 101), ha="right", va="bottom", fontsize=8)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([g.replace("x", "×") for g in groups], rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("% of cuBLAS FP32 (median time)")
+    ax.set_ylabel(f"% of {lib} (median time)")
     top = max(100 * latest[(c, p)].ratio_to_baseline for c in steps for p in SUITE_NAMES)
     ax.set_ylim(0, max(115, top * 1.12))
     r0 = latest[(steps[0], SUITE_NAMES[0])]
-    ax.set_title(f"SGEMM small and odd problems: % of cuBLAS FP32 (no TF32) timed in the same process\n"
-                 f"{title_suffix(r0)}", fontsize=10)
+    ax.set_title(f"{title}\n{title_suffix(r0)}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -251,12 +284,16 @@ def speedup_chart(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
-def sweep_chart(latest: dict, path: Path) -> None:
+def sweep_chart(latest: dict, path: Path, title: str = "SGEMM throughput against size",
+                reference: tuple[str, dict[str, float]] | None = None,
+                peak: tuple[str, float] | None = None, figsize: tuple[float, float] = (8, 5)) -> None:
     """TFLOP/s against problem size, one line per step; odd sizes marked. The sweep's sizes only (the
-    suite's deep and narrow problems have no single size to plot against)."""
+    suite's deep and narrow problems have no single size to plot against). reference: (label, problem ->
+    TFLOP/s), a series drawn dotted in grey (the TF32 chart's cuBLAS FP32); peak: (label, TFLOP/s), a
+    dashed line."""
     sweep = {mnk_name(x) for x in SWEEP} | {HEADLINE}
     rows = [r for r in latest.values() if r.problem in sweep]
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=figsize)
     def odd(r: Row) -> bool:  # a size that is no multiple of any tile: 4095, 4097, ...
         return r.m % 32 or r.n % 32 or r.k % 32
 
@@ -267,12 +304,30 @@ def sweep_chart(latest: dict, path: Path) -> None:
         line, = ax.plot([r.m for r in even], [r.tflops for r in even], label=label(mine[0]), **style)
         for r in filter(odd, mine):
             ax.plot([(r.m * r.n * r.k) ** (1 / 3)], [r.tflops], marker="x", color=line.get_color(), ms=8, mew=2)
+    if reference:
+        # One row per problem for its size (any of them: the sizes are the problem's).
+        at = {r.problem: r for r in sorted(rows, key=lambda r: results.problem_sort_key(r.problem))}
+        pts = [(at[p], v) for p, v in reference[1].items() if p in at and v == v]
+        pts.sort(key=lambda x: results.problem_sort_key(x[0].problem))
+        even = [(r, v) for r, v in pts if not odd(r)]
+        ax.plot([r.m for r, _ in even], [v for _, v in even], color=FP32_REF_COLOUR, ls=":", marker="v", ms=4,
+                label=reference[0])
+        for r, v in pts:
+            if odd(r):
+                ax.plot([(r.m * r.n * r.k) ** (1 / 3)], [v], marker="x", color=FP32_REF_COLOUR, ms=8, mew=2)
+    if peak and peak[1] > 0:
+        ax.axhline(peak[1], color="black", lw=1, ls="--", alpha=0.6)
+        ax.annotate(f"{peak[0]} {peak[1]:.0f} TFLOP/s", (0.02, peak[1]), xycoords=("axes fraction", "data"),
+                    va="bottom", fontsize=8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    if peak:
+        # The TF32 rates lie within a decade or two of the peak: the minor ticks get plain labels too.
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     ax.set_xlabel("problem size: M = N = K; × marks odd sizes (not multiples of 32), at (M·N·K)^(1/3)")
     ax.set_ylabel("TFLOP/s (median)")
-    ax.set_title(f"SGEMM throughput against size\n{title_suffix(rows[0])}", fontsize=10)
+    ax.set_title(f"{title}\n{title_suffix(rows[0])}", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
@@ -280,23 +335,26 @@ def sweep_chart(latest: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def roofline_chart(latest: dict, path: Path) -> None:
-    """Each step at each size, placed by its minimum-traffic intensity under the FP32 and DRAM roofs."""
+def roofline_chart(latest: dict, path: Path, title: str = "SGEMM roofline: every step at every swept size",
+                   peak_name: str = "FP32 FMA peak") -> None:
+    """Each step at each size, placed by its minimum-traffic intensity under the arithmetic roof (the
+    rows' peak: FP32 FMA, or the TF32 tensor cores for the TF32 rows) and the DRAM roof."""
     rows = list(latest.values())
     fig, ax = plt.subplots(figsize=(8, 5))
-    lo, hi = roofs(ax, rows)
+    lo, hi = roofs(ax, rows, peak_name)
     for name in results.step_order(rows):
         mine = sorted((r for r in rows if r.chapter == name), key=lambda r: r.intensity)
         style = dict(marker="o", ms=4) if mine[0].is_chapter else dict(marker="s", ms=4, color="black", ls="--")
         ax.plot([r.intensity for r in mine], [r.tflops for r in mine], label=label(mine[0]), **style)
-    finish_roofline(ax, lo, hi, f"SGEMM roofline: every step at every swept size\n{title_suffix(rows[0])}")
+    finish_roofline(ax, lo, hi, f"{title}\n{title_suffix(rows[0])}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def roofs(ax, rows: list[Row]) -> tuple[float, float]:
-    """The FP32 and DRAM roofs from the rows' peaks, over an x range that holds every row; returns it."""
+def roofs(ax, rows: list[Row], peak_name: str = "FP32 FMA peak") -> tuple[float, float]:
+    """The arithmetic (FP32 FMA, or the rows' own: peak_name) and DRAM roofs from the rows' peaks, over
+    an x range that holds every row; returns it."""
     peak = max(r.peak_gflops for r in rows) / 1e3
     bw = max(r.peak_gbps for r in rows) / 1e3  # TB/s
     xs = [r.intensity for r in rows if r.gbps > 0]
@@ -305,7 +363,7 @@ def roofs(ax, rows: list[Row]) -> tuple[float, float]:
         ridge = peak / bw
         grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
         ax.plot(grid, [min(peak, bw * x) for x in grid], color="black", lw=1.5)
-        ax.annotate(f"FP32 FMA peak {peak:.1f} TFLOP/s", (hi, peak), ha="right", va="bottom", fontsize=8)
+        ax.annotate(f"{peak_name} {peak:.1f} TFLOP/s", (hi, peak), ha="right", va="bottom", fontsize=8)
         ax.annotate(f"DRAM {bw:.2f} TB/s (ridge at {ridge:.0f} FLOP/B)", (max(lo, ridge / 30), bw * max(lo, ridge / 30)),
                     rotation=0, va="bottom", fontsize=8)
     return lo, hi
@@ -513,12 +571,14 @@ def conv_layer_table(latest: dict, bases: dict[str, ConvBaselines]) -> str:
     return "\n".join(lines)
 
 
-def conv_chapter_table(rows: list[Row], order: list[str]) -> str:
-    """One convolution chapter's rows, one per layer, each against the baselines of its own process."""
+def conv_chapter_table(rows: list[Row], order: list[str], prec: str = "FP32") -> str:
+    """One convolution chapter's rows, one per layer, each against the baselines of its own process. A
+    TF32 chapter's (prec "TF32") against cuDNN's TF32 baselines, named above the table."""
     if any(results.is_fused_epilogue(r) for r in rows):
         return conv_fused_chapter_table(rows, order)
-    lines = ["| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | cuDNN precomp (ms) | % of precomp "
-             "| cuDNN fastest (ms, algorithm) | % of fastest | verified |",
+    lib = "cuDNN" if prec == "FP32" else f"cuDNN {prec}"
+    lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | {lib} precomp (ms) | % of precomp "
+             f"| {lib} fastest (ms, algorithm) | % of fastest | verified |",
              "|---|---|---|---:|---:|---:|---|---:|:-:|"]
     for r in sorted(rows, key=lambda r: order.index(r.problem)):
         precomp = fmt_ms_conv(r.alt_baseline_time_ms) if r.alt_baseline_time_ms is not None else "–"
@@ -526,7 +586,14 @@ def conv_chapter_table(rows: list[Row], order: list[str]) -> str:
         lines.append(f"| {r.problem} | {gemm_dims(r)} | {fmt_ms_conv(r.time_ms_median)} [{fmt_ms_conv(r.time_ms_min)}, "
                      f"{fmt_ms_conv(r.time_ms_max)}] | {r.tflops:.2f} | {precomp} | {pct(r.alt_ratio)} "
                      f"| {fmt_ms_conv(r.baseline_time_ms)} ({algo}) | {pct(r.ratio_to_baseline)} | {r.verified} |")
-    return "\n".join(lines)
+    if prec == "FP32":
+        return "\n".join(lines)
+    newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+    precomp_name = _most_common([r.alt_baseline for r in newest_first if r.alt_baseline])
+    fastest = _most_common([results.baseline_family(r.baseline)[0] for r in newest_first])
+    names = (f"\"precomp\" is {precomp_name}; " if precomp_name else "") + f"\"fastest\" is {fastest} (algorithm per layer)"
+    return (f"{prec} on the tensor cores, against cuDNN with {prec} allowed: {names}; each timed in the same process "
+            f"as the step.\n\n" + "\n".join(lines))
 
 
 def conv_fused_chapter_table(rows: list[Row], order: list[str]) -> str:
@@ -619,13 +686,16 @@ def conv_speedup_chart(rows: list[Row], base: ConvBaselines, path: Path) -> None
     plt.close(fig)
 
 
-def conv_layers_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path) -> None:
-    """Grouped bars: TFLOP/s per layer of the steps from LAYER_STEPS_FROM on and of both cuDNN baselines."""
-    steps = layer_steps(latest)
+def conv_layers_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path, steps: list[str] | None = None,
+                      title: str | None = None, step_labels: dict[str, str] | None = None,
+                      legend_cols: int = 3) -> None:
+    """Grouped bars: TFLOP/s per layer of the steps (default: those from LAYER_STEPS_FROM on) and of both
+    cuDNN baselines. step_labels: a legend label per step instead of conv_label's."""
+    steps = layer_steps(latest) if steps is None else steps
     layers = list(bases)
     # one series per step: (legend label, its row for each layer or None where it did not run)
-    series = [(conv_label(next(r for (c, _), r in latest.items() if c == s)), [latest.get((s, l)) for l in layers])
-              for s in steps]
+    series = [((step_labels or {}).get(s) or conv_label(next(r for (c, _), r in latest.items() if c == s)),
+               [latest.get((s, l)) for l in layers]) for s in steps]
     width = 0.8 / (len(series) + 2)
     xs = list(range(len(layers)))
 
@@ -656,10 +726,11 @@ def conv_layers_chart(latest: dict, bases: dict[str, ConvBaselines], path: Path)
     ax.set_ylim(0, top * 1.5)  # room for the algorithm names
     ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
     ax.set_xlabel("layer, and its implicit GEMM M×N×K = K × N·P·Q × C·R·S", fontsize=8)
-    ax.set_title(f"Convolution per layer, FP32 FMA: steps {LAYER_STEPS_FROM} on and both cuDNN baselines "
-                 f"(their median over the convolution steps' processes)\n{title_suffix(bases[layers[0]].row)}", fontsize=10)
+    title = title or (f"Convolution per layer, FP32 FMA: steps {LAYER_STEPS_FROM} on and both cuDNN baselines "
+                      f"(their median over the convolution steps' processes)")
+    ax.set_title(f"{title}\n{title_suffix(bases[layers[0]].row)}", fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=legend_cols, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -1036,15 +1107,435 @@ def gcn_readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], i
 
 
 # ----------------------------------------------------------------------------------------------
+# The tensor-core steps, in TF32: Part I's chapters 11 and 12 with the cuBLAS TF32 baseline, Part II's
+# chapter 21. A TF32 GEMM row compares against cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) timed in the
+# same process; its second baseline (alt_baseline) is cuBLAS FP32 (no TF32), timed there too: what
+# the tensor cores buy over the CUDA cores; its pct_of_peak is of the TF32 tensor-core peak. A TF32
+# convolution row compares against cuDNN's two baselines with TF32 allowed (cuDNN's default math, the
+# tensor cores where cuDNN picks them; both names say "TF32"). These rows have charts and
+# README sections of their own (results:gemm-tf32, results:conv-tf32), never the FP32 ones; where
+# cuBLAS FP32 appears on a TF32 chart it is drawn hatched or dotted in grey and named as the FP32
+# reference. Which rows are TF32 comes from results.precision (the baselines' names say "TF32").
 
-def same_precision(rows: list[Row], part: str) -> list[Row]:
-    """The rows in their part's precision (FP32; FP64 for gcn); the others are named on stdout (they
-    belong in a chart of their own precision)."""
+TF32 = "TF32"
+GEMM_TF32_BEGIN = "<!-- results:gemm-tf32:begin -->"
+GEMM_TF32_END = "<!-- results:gemm-tf32:end -->"
+CONV_TF32_BEGIN = "<!-- results:conv-tf32:begin -->"
+CONV_TF32_END = "<!-- results:conv-tf32:end -->"
+# (part, precision) -> the README section its charts and tables go to; any other precision than the
+# part's own is left out of the plots and named.
+OWN_SECTIONS = {("gemm", TF32): "results:gemm-tf32", ("conv", TF32): "results:conv-tf32"}
+FP32_REF_COLOUR, FP32_REF_HATCH = "#b0b0b0", "xx"
+TF32_LIB_COLOUR = "#3a3a3a"
+
+
+def times(x: float) -> str:
+    return "–" if x != x else f"{x:.2f}"
+
+
+def fmt_ms4(x: float) -> str:
+    """Four significant digits: the TF32 GEMM times run from microseconds to milliseconds."""
+    return fmt_ms_gcn(x)
+
+
+def odd_sizes_text() -> str:
+    """The sweep's odd sizes (no multiple of 32), as the README names them: '4095³ and 4097×4093×4099'."""
+    odd = [f"{m}³" if m == n == k else f"{m}×{n}×{k}" for m, n, k in SWEEP if m % 32 or n % 32 or k % 32]
+    return " and ".join(odd) if len(odd) < 3 else ", ".join(odd[:-1]) + " and " + odd[-1]
+
+
+class Fp32Reference:
+    """cuBLAS FP32 as the TF32 GEMM rows at one problem timed it, each in its own process (their second
+    baseline): the median of those times and the name most of them gave (the newest among equals);
+    and cuBLAS TF32 likewise (their baseline). nan where no row has them."""
+
+    def __init__(self, rows: list[Row]):
+        newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+        with_alt = [r for r in newest_first if r.alt_baseline_time_ms is not None]
+        self.row = newest_first[0]  # for the problem's FLOPs
+        self.name = _most_common([r.alt_baseline for r in with_alt])
+        self.ms = results.median([r.alt_baseline_time_ms for r in with_alt])
+        self.tf32_name = _most_common([r.baseline for r in newest_first])
+        self.tf32_ms = results.median([r.baseline_time_ms for r in newest_first])
+
+    @property
+    def has(self) -> bool:
+        return bool(self.name) and self.ms == self.ms
+
+    @property
+    def tflops(self) -> float:
+        return self.row.tflops_at(self.ms) if self.has else float("nan")
+
+    @property
+    def tf32_tflops(self) -> float:
+        return self.row.tflops_at(self.tf32_ms)
+
+
+def fp32_references(latest: dict) -> dict[str, Fp32Reference]:
+    """Problem -> the FP32 reference (and the cuBLAS TF32 median) over the TF32 rows at that problem."""
+    rows = list(latest.values())
+    return {p: Fp32Reference([r for r in rows if r.problem == p]) for p in {r.problem for r in rows}}
+
+
+def fp32_ref_label(ref: Fp32Reference) -> str:
+    return f"{ref.name}: FP32 reference (CUDA cores, not TF32)"
+
+
+def tf32_results_table(rows: list[Row], ref: Fp32Reference) -> str:
+    """Markdown table at the headline size: each TF32 step and cuBLAS TF32 (time, TFLOP/s, % of cuBLAS
+    TF32 and × cuBLAS FP32 in its own process, % of the TF32 peak), then cuBLAS FP32 as the reference."""
+    lines = ["| step | time (ms), median [min, max] | TFLOP/s | % of cuBLAS TF32 | % of TF32 peak | × cuBLAS FP32 "
+             "| × previous step | verified |",
+             "|---|---|---:|---:|---:|---:|---:|:-:|"]
+    prev = None
+    for r in rows:
+        vs_prev = "–"
+        if r.is_chapter:
+            vs_prev = f"{prev.time_ms_median / r.time_ms_median:.2f}" if prev else "–"
+            prev = r
+        lines.append(f"| {label(r)} | {fmt_ms4(r.time_ms_median)} [{fmt_ms4(r.time_ms_min)}, {fmt_ms4(r.time_ms_max)}] "
+                     f"| {r.tflops:.2f} | {pct(r.ratio_to_baseline)} | {r.pct_of_peak:.1f}% | {times(r.alt_ratio)} "
+                     f"| {vs_prev} | {r.verified} |")
+    if ref.has:
+        lines.append(f"| {fp32_ref_label(ref)} | {fmt_ms4(ref.ms)} | {ref.tflops:.2f} | {pct(ref.tf32_ms / ref.ms)} | – "
+                     f"| 1.00 | – | – |")
+    return "\n".join(lines)
+
+
+def tf32_sweep_table(latest: dict, refs: dict[str, Fp32Reference]) -> str:
+    """Over the sweep (and the headline): each TF32 chapter's TFLOP/s and % of cuBLAS TF32 (its own
+    process), cuBLAS TF32 and cuBLAS FP32 (medians over the processes), and whether every step's
+    result at that size was verified."""
+    sweep = [mnk_name(x) for x in SWEEP]
+    if HEADLINE not in sweep:
+        sweep.append(HEADLINE)
+    sweep.sort(key=results.problem_sort_key)
+    rows = list(latest.values())
+    chapters = [c for c in results.step_order(rows) if results.is_chapter(c)]
+    problems = [p for p in sweep if p in refs]
+    if not problems:
+        return ""
+    lines = ["| problem (M×N×K) | " + " | ".join(f"{c[:2]}: TFLOP/s (% of cuBLAS TF32)" for c in chapters)
+             + (" | " if chapters else "") + "cuBLAS TF32: TFLOP/s | cuBLAS FP32 (FP32 reference): TFLOP/s | verified |",
+             "|---|" + "---:|" * len(chapters) + "---:|---:|:-:|"]
+    for p in problems:
+        cells = []
+        for c in chapters:
+            r = latest.get((c, p))
+            cells.append(f"{r.tflops:.2f} ({pct(r.ratio_to_baseline)})" if r else "–")
+        here = [r for r in rows if r.problem == p]
+        bad = sorted({label(r) for r in here if r.verified != "yes"})
+        ok = "yes" if not bad else "no: " + ", ".join(bad)
+        ref = refs[p]
+        lines.append(f"| {p.replace('x', '×')} | " + " | ".join(cells) + (" | " if cells else "")
+                     + f"{tf(ref.tf32_tflops)} | {tf(ref.tflops)} | {ok} |")
+    return "\n".join(lines)
+
+
+def tf32_speedup_chart(rows: list[Row], ref: Fp32Reference, path: Path) -> None:
+    """Bars: TFLOP/s at the headline size of each TF32 step and cuBLAS TF32, and cuBLAS FP32 hatched in
+    grey as the FP32 reference; labels give % of cuBLAS TF32 and × cuBLAS FP32 (each step's own
+    process); the TF32 tensor-core peak as a dashed line."""
+    names = [label(r) for r in rows]
+    values = [r.tflops for r in rows]
+    colours = ["#4C72B0" if r.is_chapter else TF32_LIB_COLOUR for r in rows]
+    notes = [(f"{pct(r.ratio_to_baseline)} of cuBLAS TF32\n" if r.is_chapter else "") + f"{times(r.alt_ratio)}× cuBLAS FP32"
+             for r in rows]
+    hatches = [""] * len(rows)
+    if ref.has:
+        names.append(_wrap(fp32_ref_label(ref), 24))
+        values.append(ref.tflops)
+        colours.append(FP32_REF_COLOUR)
+        notes.append("FP32, for reference")
+        hatches.append(FP32_REF_HATCH)
+    peak = max(r.peak_gflops for r in rows) / 1e3
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.0 + 1.6 * len(names)), 5.5))
+    bars = ax.bar(names, values, color=colours)
+    for b, hatch in zip(bars, hatches):
+        if hatch:
+            b.set_hatch(hatch)
+            b.set_edgecolor("#6f6f6f")
+    for b, text in zip(bars, notes):
+        ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
+    top = max(values)
+    if peak > 0:
+        ax.axhline(peak, color="black", lw=1, ls="--", alpha=0.6)
+        ax.annotate(f"TF32 tensor-core peak {peak:.0f} TFLOP/s", (-0.4, peak), va="bottom", fontsize=8)
+        top = max(top, peak)
+    ax.set_ylabel("TFLOP/s (median)")
+    ax.set_ylim(0, top * 1.2)
+    ax.set_title(f"GEMM {HEADLINE.replace('x', '×')} in TF32 on the tensor cores\nlabels: % of cuBLAS TF32 and × cuBLAS "
+                 f"FP32 in each step's process; hatched grey: the FP32 reference, not TF32\n{title_suffix(rows[0])}",
+                 fontsize=10)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def gemm_tf32_readme_block(head: list[Row], ref: Fp32Reference, sweep: str, suite: str, images: list[Path],
+                           readme: Path, csv_name: str) -> str:
+    r0 = head[0]
+    dates = sorted(r.timestamp for r in head)
+    rel = [(p.stem, Path(os.path.relpath(p, readme.parent)).as_posix()) for p in images]
+    peak = max(r.peak_gflops for r in head) / 1e3
+    tf32_name = _most_common([r.baseline for r in sorted(head, key=lambda r: r.timestamp, reverse=True)])
+    suite_part = ["", "Small and odd problems (chapter 10's suite; each chapter against cuBLAS TF32 in its own process):",
+                  "", suite] if suite else []
+    sides = [m for m, _, _ in SWEEP]
+    sweep_part = ["", f"Over the sweep ({min(sides)} to {max(sides)}, with the odd sizes {odd_sizes_text()}): each step's "
+                  "TFLOP/s and % of cuBLAS TF32 in its own process, the libraries' medians over the processes, and "
+                  "whether every result at that size was verified:", "", sweep] if sweep else []
+    return "\n".join([
+        f"Measured on **{r0.gpu}**, CUDA {r0.cuda}, {dates[-1][:10]}; GEMM {HEADLINE.replace('x', '×')} in **TF32** on "
+        f"the tensor cores: row-major FP32 in and out, A and B rounded to TF32 (10-bit mantissa) inside the tensor "
+        f"cores, products summed in FP32; alpha = 1, beta = 0. Each time is the median of event-timed runs with L2 "
+        f"flushed before each run. % of cuBLAS TF32 compares against {tf32_name} timed in the same process; "
+        f"× cuBLAS FP32 is {ref.name or 'cuBLAS FP32'}'s time in that process over the step's, what the tensor cores "
+        f"buy over the CUDA cores (its own row, the FP32 reference, is the median over the processes). % of TF32 peak "
+        f"is of the dense TF32 tensor-core peak ({peak:.0f} TFLOP/s here), not the FP32 one. Every result is checked "
+        f"against true FP32 with the TF32 tolerance. These rows are in no FP32 table or chart above. Generated by "
+        f"`make tutorial` from `plots/data/{csv_name}`.",
+        "",
+        tf32_results_table(head, ref),
+        *sweep_part,
+        *suite_part,
+        "",
+        *[f"![{stem}]({path})" for stem, path in rel],
+    ])
+
+
+def gemm_tf32_outputs(rows: list[Row], out: Path, slug: str, csv_name: str, readme: Path | None, plans: list[Row],
+                      blocks: list, chapters: list) -> list[Path]:
+    """Part I's TF32 charts and tables; appends its README block and its chapters' blocks."""
+    latest = results.latest(rows)
+    head = headline_rows(latest)
+    if not head:
+        raise CsvError(f"{csv_name}: no TF32 GEMM rows at the headline size {HEADLINE}")
+    refs = fp32_references(latest)
+    ref = refs[HEADLINE]
+    out.mkdir(parents=True, exist_ok=True)
+    images = [out / f"{slug}-gemm-tf32-speedup.png", out / f"{slug}-gemm-tf32-sweep.png",
+              out / f"{slug}-gemm-tf32-roofline.png"]
+    tf32_speedup_chart(head, ref, images[0])
+    peak = max(r.peak_gflops for r in latest.values()) / 1e3
+    sweep_chart(latest, images[1], title="GEMM in TF32 on the tensor cores: throughput against size\n"
+                "(dotted grey: cuBLAS FP32, no TF32, the FP32 reference)",
+                reference=(f"{ref.name or 'cuBLAS FP32'}: FP32 reference\n(median over the TF32 steps' processes)",
+                           {p: x.tflops for p, x in refs.items()}),
+                peak=("TF32 tensor-core peak", peak), figsize=(10, 5.2))
+    roofline_chart(latest, images[2], title="GEMM in TF32 roofline: every TF32 step at every swept size,\n"
+                   "under the TF32 tensor-core roof", peak_name="TF32 tensor-core peak")
+    suite_png = out / f"{slug}-gemm-tf32-suite.png"
+    if suite_chart(latest, suite_png, lib="cuBLAS TF32",
+                   title="GEMM in TF32 on the tensor cores, small and odd problems: % of cuBLAS TF32 timed in the "
+                         "same process"):
+        images.insert(1, suite_png)
+    suite = suite_table(latest, lib="cuBLAS TF32")
+    sweep = tf32_sweep_table(latest, refs)
+    print("TF32 (tensor cores):")
+    print(tf32_results_table(head, ref))
+    for table in (sweep, suite):
+        if table:
+            print()
+            print(table)
+    if readme:
+        blocks.append((GEMM_TF32_BEGIN, GEMM_TF32_END,
+                       gemm_tf32_readme_block(head, ref, sweep, suite, images, readme, csv_name)))
+    for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
+        mine = [r for r in latest.values() if r.chapter == name]
+        body = tf32_chapter_table(mine)
+        chosen = {r.problem: r.config for r in mine if r.config}
+        table = plans_table([r for r in plans if r.chapter == name], chosen) if chosen else ""
+        if table:
+            body += ("\n\nEvery candidate plan on the suite (`--explain`, from "
+                     f"`plots/data/{slug}-plans.csv`; median of 10 runs each):\n\n" + table)
+        chapters.append((name, chapter_block(mine, csv_name, body)))
+    return images
+
+
+def conv_tf32_steps(latest: dict) -> list[str]:
+    """Every TF32 convolution chapter, in reading order (there is no slow early step to leave out)."""
+    return [c for c in results.step_order(latest.values()) if results.is_chapter(c)]
+
+
+def conv_tf32_layer_table(latest: dict, bases: dict[str, ConvBaselines]) -> str:
+    """Layer x TF32 step: TFLOP/s, both cuDNN TF32 baselines (medians over the processes), each step's
+    % of either in its own process, and whether the layer's results were all verified; the geometric
+    mean of each step's % over the layers it ran last."""
+    steps = conv_tf32_steps(latest)
+    lines = ["| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" for s in steps)
+             + " | cuDNN TF32 precomp | cuDNN TF32 fastest (algorithm) | "
+             + " | ".join(f"{s[:2]}: % of precomp | {s[:2]}: % of fastest" for s in steps) + " | verified |",
+             "|---|---|" + "---:|" * len(steps) + "---:|---|" + "---:|---:|" * len(steps) + ":-:|"]
+    for layer, base in bases.items():
+        mine = [latest.get((s, layer)) for s in steps]
+        rates = [tf(r.tflops) if r else "–" for r in mine]
+        shares = [f"{pct(r.alt_ratio)} | {pct(r.ratio_to_baseline)}" if r else "– | –" for r in mine]
+        bad = [s[:2] for s, r in zip(steps, mine) if r and r.verified != "yes"]
+        fastest = (f"{base.fastest_tflops:.2f} ({base.fastest_algo or base.fastest_family})" if base.has_fastest else "–")
+        lines.append(f"| {layer} | {gemm_dims(base.row)} | " + " | ".join(rates) + f" | {tf(base.precomp_tflops)} "
+                     f"| {fastest} | " + " | ".join(shares) + f" | {'no: ' + ', '.join(bad) if bad else 'yes'} |")
+    means = []
+    for s in steps:
+        mine = [r for (c, _), r in latest.items() if c == s]
+        alt = [r.alt_ratio for r in mine if r.alt_ratio == r.alt_ratio]
+        means.append(f"**{pct(geomean(alt))}** | " if alt else "– | ")
+        means[-1] += f"**{pct(geomean([r.ratio_to_baseline for r in mine]))}**"
+    lines.append("| geometric mean | | " + " | ".join("" for _ in steps) + " | | | " + " | ".join(means) + " | |")
+    return "\n".join(lines)
+
+
+def conv_tf32_readme_block(latest: dict, bases: dict[str, ConvBaselines], images: list[Path], readme: Path,
+                           csv_name: str) -> str:
+    rows = list(latest.values())
+    newest_first = sorted(rows, key=lambda r: r.timestamp, reverse=True)
+    r0 = newest_first[0]
+    precomp = _most_common([r.alt_baseline for r in newest_first if r.alt_baseline])
+    fastest = _most_common([results.baseline_family(r.baseline)[0] for r in newest_first])
+    rel = [(p.stem, Path(os.path.relpath(p, readme.parent)).as_posix()) for p in images]
+    names = (f"{precomp} (\"precomp\") and " if precomp else "") + f"{fastest} (\"fastest\", the algorithm named per layer)"
+    return "\n".join([
+        f"Measured on **{r0.gpu}**, CUDA {r0.cuda}, {newest_first[0].timestamp[:10]}; the convolution layers in **TF32** "
+        f"on the tensor cores (FP32 tensors, the implicit GEMM's factors rounded to TF32, sums in FP32), NCHW input, "
+        f"KCRS filter, NKPQ output. Each step is timed in its own process against cuDNN with TF32 allowed (its default math: the tensor "
+        f"cores where cuDNN picks them): {names}; the "
+        f"baselines' columns are their medians over the steps' processes. TFLOP/s counts the direct convolution's "
+        f"2·N·K·P·Q·C·R·S FLOPs. These rows are in no FP32 table or chart above. Generated by `make tutorial` from "
+        f"`plots/data/{csv_name}`.",
+        "",
+        conv_tf32_layer_table(latest, bases),
+        "",
+        *[f"![{stem}]({path})" for stem, path in rel],
+    ])
+
+
+def conv_tf32_outputs(rows: list[Row], out: Path, slug: str, csv_name: str, readme: Path | None,
+                      blocks: list, chapters: list) -> list[Path]:
+    """Part II's TF32 chart and table; appends its README block and its chapters' blocks."""
+    latest = results.latest(rows)
+    bases = conv_baselines(latest)
+    steps = conv_tf32_steps(latest)
+    out.mkdir(parents=True, exist_ok=True)
+    images = [out / f"{slug}-conv-tf32-layers.png"]
+    step_labels = {}
+    for s in steps:
+        mine = [r for (c, _), r in latest.items() if c == s]
+        step_labels[s] = (f"{label(mine[0])}: geometric mean over its layers "
+                          f"{pct(geomean([r.ratio_to_baseline for r in mine]))} of the fastest, each in its own process")
+    conv_layers_chart(latest, bases, images[0], steps=steps, step_labels=step_labels, legend_cols=1,
+                      title="Convolution per layer in TF32 on the tensor cores: the TF32 steps and both cuDNN\n"
+                            "baselines with TF32 allowed (their median over the steps' processes)")
+    print("TF32 (tensor cores):")
+    print(conv_tf32_layer_table(latest, bases))
+    if readme:
+        blocks.append((CONV_TF32_BEGIN, CONV_TF32_END, conv_tf32_readme_block(latest, bases, images, readme, csv_name)))
+    order = results.problem_order(latest.values())
+    for name in steps:
+        mine = [r for r in latest.values() if r.chapter == name]
+        chapters.append((name, chapter_block(mine, csv_name, conv_chapter_table(mine, order, TF32))))
+    return images
+
+
+# ----------------------------------------------------------------------------------------------
+
+def split_precision(rows: list[Row], part: str) -> tuple[list[Row], dict[str, list[Row]]]:
+    """(the rows in their part's precision (FP32; FP64 for gcn), {precision: rows} of those with charts
+    of their own (OWN_SECTIONS: TF32 in Parts I and II)). Every row in another precision is named on
+    stdout: where it goes instead, or that it is left out."""
     want = results.part_precision(part)
-    other = sorted({(r.chapter, results.precision(r)) for r in rows if results.precision(r) != want})
-    for chapter, prec in other:
-        print(f"note: {chapter} compares in {prec}, left out of the {want} charts and tables")
-    return [r for r in rows if results.precision(r) == want]
+    groups = results.by_precision(rows)
+    own = {}
+    for prec in sorted(groups):
+        if prec == want:
+            continue
+        section = OWN_SECTIONS.get((part, prec))
+        for chapter in sorted({r.chapter for r in groups[prec]}):
+            where = f"its rows go to the {prec} charts and tables (README {section})" if section else "left out"
+            print(f"note: {chapter} compares in {prec}, not in the {want} charts and tables: {where}")
+        if section:
+            own[prec] = groups[prec]
+    return groups.get(want, []), own
+
+
+def part_outputs(part: str, rows: list[Row], out: Path, slug: str, csv_name: str, readme: Path | None,
+                 plans: list[Row], blocks: list, chapters: list) -> list[Path]:
+    """A part's charts and tables in its own precision (FP32; FP64 for gcn); appends its README block
+    and its chapters' blocks, returns the charts written."""
+    latest = results.latest(rows)
+    if part == "gemm":
+        head = headline_rows(latest)
+        if not head:
+            raise CsvError(f"{csv_name}: no rows at the headline size {HEADLINE}")
+        out.mkdir(parents=True, exist_ok=True)
+        images = [out / f"{slug}-gemm-speedup.png", out / f"{slug}-gemm-sweep.png", out / f"{slug}-gemm-roofline.png"]
+        speedup_chart(head, images[0])
+        sweep_chart(latest, images[1])
+        roofline_chart(latest, images[2])
+        suite_png = out / f"{slug}-gemm-suite.png"
+        if suite_chart(latest, suite_png):
+            images.insert(1, suite_png)
+        suite = suite_table(latest)
+        print(results_table(head))
+        if suite:
+            print()
+            print(suite)
+        if readme:
+            blocks.append((README_BEGIN, README_END, readme_block(head, images, readme, csv_name, suite)))
+        for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
+            mine = [r for r in latest.values() if r.chapter == name]
+            body = chapter_table(mine)
+            chosen = {r.problem: r.config for r in mine if r.config}
+            table = plans_table([r for r in plans if r.chapter == name], chosen) if chosen else ""
+            if table:
+                body += ("\n\nEvery candidate plan on the suite (`--explain`, from "
+                         f"`plots/data/{slug}-plans.csv`; median of 10 runs each):\n\n" + table)
+            chapters.append((name, chapter_block(mine, csv_name, body)))
+    elif part == "gcn":
+        problem, head, torch_rows = gcn_head(latest)
+        if not head:
+            raise CsvError(f"{csv_name}: no Part III chapter rows (part gcn) at {problem or 'any problem'}: "
+                           f"the PyTorch rows alone have nothing to compare with")
+        libs = gcn_libraries(head)
+        out.mkdir(parents=True, exist_ok=True)
+        images = [out / f"{slug}-gcn-speedup.png", out / f"{slug}-gcn-bandwidth.png",
+                  out / f"{slug}-gcn-layer.png"]
+        gcn_speedup_chart(head, libs, problem, images[0])
+        gcn_bandwidth_chart(head, libs, problem, images[1])
+        if not gcn_layer_chart(head, torch_rows, libs, problem, images[2]):
+            print(f"note: no layer rows (chapter 29 or PyTorch) at {problem}: no {images[2].name}")
+            images.pop()
+        print(gcn_results_table(head, torch_rows))
+        if readme:
+            blocks.append((GCN_README_BEGIN, GCN_README_END,
+                           gcn_readme_block(problem, head, torch_rows, images, readme, csv_name)))
+        for r in head:
+            chapters.append((r.chapter, chapter_block([r], csv_name, gcn_chapter_table(r))))
+    else:
+        head = conv_headline_rows(latest)
+        if not head:
+            raise CsvError(f"{csv_name}: no convolution rows at the headline layer {CONV_HEADLINE}")
+        bases = conv_baselines(latest)
+        out.mkdir(parents=True, exist_ok=True)
+        images = [out / f"{slug}-conv-speedup.png", out / f"{slug}-conv-layers.png",
+                  out / f"{slug}-conv-roofline.png"]
+        conv_speedup_chart(head, bases[CONV_HEADLINE], images[0])
+        conv_layers_chart(latest, bases, images[1])
+        conv_roofline_chart(latest, bases, images[2])
+        print(conv_results_table(head, bases[CONV_HEADLINE]))
+        print()
+        print(conv_layer_table(latest, bases))
+        if fused_table(latest):
+            print()
+            print(fused_table(latest))
+        if readme:
+            blocks.append((CONV_README_BEGIN, CONV_README_END,
+                           conv_readme_block(head, latest, bases, images, readme, csv_name)))
+        order = results.problem_order(latest.values())
+        for name in results.step_order(latest.values()):
+            mine = [r for r in latest.values() if r.chapter == name]
+            chapters.append((name, chapter_block(mine, csv_name, conv_chapter_table(mine, order))))
+    return images
 
 
 def chapter_block(mine: list[Row], csv_name: str, body: str) -> str:
@@ -1070,87 +1561,26 @@ def main(argv=None) -> int:
         readme = Path(args.readme) if args.readme else None
         blocks = []    # (begin, end, body) for README.md
         chapters = []  # (chapter, body) for chapters/<chapter>/README.md
+        plans_csv = Path(args.csv).with_name(f"{slug}-plans.csv")
+        plans = results.load(plans_csv) if plans_csv.is_file() else []
         for part in parts:
-            rows = same_precision(results.of_part(all_rows, part), part)
-            if not rows:
+            rows, own = split_precision(results.of_part(all_rows, part), part)
+            if not rows and not own:
                 if args.part != "all":
-                    raise CsvError(f"{args.csv}: no {results.part_precision(part)} rows of part '{part}'")
+                    raise CsvError(f"{args.csv}: no rows of part '{part}'")
                 continue
-            latest = results.latest(rows)
-            if part == "gemm":
-                head = headline_rows(latest)
-                if not head:
-                    raise CsvError(f"{args.csv}: no rows at the headline size {HEADLINE}")
-                out.mkdir(parents=True, exist_ok=True)
-                images = [out / f"{slug}-gemm-speedup.png", out / f"{slug}-gemm-sweep.png", out / f"{slug}-gemm-roofline.png"]
-                speedup_chart(head, images[0])
-                sweep_chart(latest, images[1])
-                roofline_chart(latest, images[2])
-                suite_png = out / f"{slug}-gemm-suite.png"
-                if suite_chart(latest, suite_png):
-                    images.insert(1, suite_png)
-                suite = suite_table(latest)
-                print(results_table(head))
-                if suite:
-                    print()
-                    print(suite)
-                if readme:
-                    blocks.append((README_BEGIN, README_END, readme_block(head, images, readme, csv_name, suite)))
-                plans_csv = Path(args.csv).with_name(f"{slug}-plans.csv")
-                plans = results.load(plans_csv) if plans_csv.is_file() else []
-                for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
-                    mine = [r for r in latest.values() if r.chapter == name]
-                    body = chapter_table(mine)
-                    chosen = {r.problem: r.config for r in mine if r.config}
-                    table = plans_table([r for r in plans if r.chapter == name], chosen) if chosen else ""
-                    if table:
-                        body += ("\n\nEvery candidate plan on the suite (`--explain`, from "
-                                 f"`plots/data/{plans_csv.name}`; median of 10 runs each):\n\n" + table)
-                    chapters.append((name, chapter_block(mine, csv_name, body)))
-            elif part == "gcn":
-                problem, head, torch_rows = gcn_head(latest)
-                if not head:
-                    raise CsvError(f"{args.csv}: no Part III chapter rows (part gcn) at {problem or 'any problem'}: "
-                                   f"the PyTorch rows alone have nothing to compare with")
-                libs = gcn_libraries(head)
-                out.mkdir(parents=True, exist_ok=True)
-                images = [out / f"{slug}-gcn-speedup.png", out / f"{slug}-gcn-bandwidth.png",
-                          out / f"{slug}-gcn-layer.png"]
-                gcn_speedup_chart(head, libs, problem, images[0])
-                gcn_bandwidth_chart(head, libs, problem, images[1])
-                if not gcn_layer_chart(head, torch_rows, libs, problem, images[2]):
-                    print(f"note: no layer rows (chapter 29 or PyTorch) at {problem}: no {images[2].name}")
-                    images.pop()
-                print(gcn_results_table(head, torch_rows))
-                if readme:
-                    blocks.append((GCN_README_BEGIN, GCN_README_END,
-                                   gcn_readme_block(problem, head, torch_rows, images, readme, csv_name)))
-                for r in head:
-                    chapters.append((r.chapter, chapter_block([r], csv_name, gcn_chapter_table(r))))
+            images = []
+            if rows:
+                images += part_outputs(part, rows, out, slug, csv_name, readme, plans, blocks, chapters)
             else:
-                head = conv_headline_rows(latest)
-                if not head:
-                    raise CsvError(f"{args.csv}: no convolution rows at the headline layer {CONV_HEADLINE}")
-                bases = conv_baselines(latest)
-                out.mkdir(parents=True, exist_ok=True)
-                images = [out / f"{slug}-conv-speedup.png", out / f"{slug}-conv-layers.png",
-                          out / f"{slug}-conv-roofline.png"]
-                conv_speedup_chart(head, bases[CONV_HEADLINE], images[0])
-                conv_layers_chart(latest, bases, images[1])
-                conv_roofline_chart(latest, bases, images[2])
-                print(conv_results_table(head, bases[CONV_HEADLINE]))
+                print(f"note: no {results.part_precision(part)} rows of part '{part}': its "
+                      f"{results.part_precision(part)} charts and tables are left as they were")
+            if own.get(TF32) and part == "gemm":
                 print()
-                print(conv_layer_table(latest, bases))
-                if fused_table(latest):
-                    print()
-                    print(fused_table(latest))
-                if readme:
-                    blocks.append((CONV_README_BEGIN, CONV_README_END,
-                                   conv_readme_block(head, latest, bases, images, readme, csv_name)))
-                order = results.problem_order(latest.values())
-                for name in results.step_order(latest.values()):
-                    mine = [r for r in latest.values() if r.chapter == name]
-                    chapters.append((name, chapter_block(mine, csv_name, conv_chapter_table(mine, order))))
+                images += gemm_tf32_outputs(own[TF32], out, slug, csv_name, readme, plans, blocks, chapters)
+            elif own.get(TF32) and part == "conv":
+                print()
+                images += conv_tf32_outputs(own[TF32], out, slug, csv_name, readme, blocks, chapters)
             for p in images:
                 print(f"wrote {p}")
         if readme:

@@ -353,16 +353,32 @@ def part_precision(part: str) -> str:
     return "FP64" if part == "gcn" else "FP32"
 
 
-def precision(r: Row) -> str:
-    """The arithmetic a row's comparison is in, from its baselines' names: its part's (FP32, or FP64
-    for gcn) unless a name mentions a lower precision or tensor-core math (TF32, FP16, BF16, FP8)
-    other than to exclude it ('no TF32'). Part I and Part II compare FP32 FMA against FP32 FMA; a
-    row that does not is kept out of its part's charts and tables, and the plots say so."""
-    text = f"{r.baseline} {r.alt_baseline}".upper().replace("NO TF32", "")
+def precision_of(baseline: str, alt_baseline: str, part: str) -> str:
+    """The arithmetic a comparison is in, from its baselines' names: the part's (FP32, or FP64 for
+    gcn) unless a name mentions a lower precision or tensor-core math (TF32, FP16, BF16, FP8) other
+    than to exclude it ('no TF32'). A TF32 GEMM step's baseline is "cuBLAS TF32 (...)" (its second
+    "cuBLAS FP32 (no TF32)"); a TF32 convolution step's baselines are cuDNN's in TF32 math, each
+    with "TF32" in its name. Only "TF32" is looked for, never the rest of the wording."""
+    text = f"{baseline} {alt_baseline}".upper().replace("NO TF32", "")
     for p in ("TF32", "FP16", "BF16", "FP8"):
         if p in text:
             return p
-    return part_precision(r.part)
+    return part_precision(part)
+
+
+def precision(r: Row) -> str:
+    """precision_of(r's baselines). Part I and Part II compare FP32 FMA against FP32 FMA in their
+    main charts and tables; TF32 rows (the tensor-core steps) have charts and tables of their own
+    (plot.py), and a row in any other precision is left out and named."""
+    return precision_of(r.baseline, r.alt_baseline, r.part)
+
+
+def by_precision(rows) -> dict[str, list[Row]]:
+    """Rows grouped by precision(), each group in the rows' order."""
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        out.setdefault(precision(r), []).append(r)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------

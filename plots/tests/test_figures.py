@@ -54,3 +54,48 @@ def test_chapter_10s_figure_runs_the_kernels_rule():
         p = ch10.choose(m, n, k)
         bm, bn, _, _ = ch10.SHAPES[p["tile"]]
         assert ran == f"{bm}x{bn} split {p['splits']}", (m, n, k)
+
+
+def test_the_tensor_core_figures_are_registered_and_render(tmp_path):
+    assert list(figures.FIGURES["11_tensor_core_mma"]) == ["fragments.png"]
+    assert list(figures.FIGURES["12_tma_wgmma"]) == ["swizzle.png"]
+    assert figures.main(["--chapters-dir", str(tmp_path), "--only", "11_tensor_core_mma", "12_tma_wgmma"]) == 0
+    for png in (tmp_path / "11_tensor_core_mma" / "fragments.png", tmp_path / "12_tma_wgmma" / "swizzle.png"):
+        assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["11_tensor_core_mma", "12_tma_wgmma"]
+
+
+def test_chapter_11s_fragments_are_the_ptx_layouts():
+    """The m16n8k8 .tf32 layouts (PTX ISA, "Matrix Fragments for mma.m16n8k8"): each covers its matrix
+    exactly once, and lane 5 (groupID 1, threadID_in_group 1) and lane 30 (7, 2) hold what the ISA's
+    formulas say."""
+    from chapter_figures import ch11
+
+    for name, rows, cols, regs, coord, _ in ch11.FRAGMENTS:
+        assert len(ch11.owners(rows, cols, regs, coord)) == rows * cols, name
+    assert [ch11.a_coord(5, i) for i in range(4)] == [(1, 1), (9, 1), (1, 5), (9, 5)]
+    assert [ch11.b_coord(5, i) for i in range(2)] == [(1, 1), (5, 1)]
+    assert [ch11.c_coord(5, i) for i in range(4)] == [(1, 2), (1, 3), (9, 2), (9, 3)]
+    assert [ch11.a_coord(30, i) for i in range(4)] == [(7, 2), (15, 2), (7, 6), (15, 6)]
+    assert [ch11.b_coord(30, i) for i in range(2)] == [(2, 7), (6, 7)]
+    assert [ch11.c_coord(30, i) for i in range(4)] == [(7, 4), (7, 5), (15, 4), (15, 5)]
+    # the four lanes of a group share a row of A and C and a column of B
+    assert {ch11.a_coord(lane, 0)[0] for lane in range(8, 12)} == {2}
+    assert {ch11.b_coord(lane, 1)[1] for lane in range(8, 12)} == {2}
+
+
+def test_chapter_12s_swizzle_is_the_ptx_table():
+    """The 128-byte swizzle with 16-byte atomicity (PTX ISA, "Swizzling Modes"): row r of the table holds,
+    at each position, the chunk that lands there; read in 8-row columns it is conflict-free, while the
+    same read of unswizzled 128-byte rows hits 4 banks 8 times."""
+    from chapter_figures import ch12
+
+    ptx = ["0 1 2 3 4 5 6 7", "1 0 3 2 5 4 7 6", "2 3 0 1 6 7 4 5", "3 2 1 0 7 6 5 4",
+           "4 5 6 7 0 1 2 3", "5 4 7 6 1 0 3 2", "6 7 4 5 2 3 0 1", "7 6 5 4 3 2 1 0"]
+    assert [" ".join(str(ch12.chunk_at(r, p)) for p in range(8)) for r in range(8)] == ptx
+    assert all(ch12.position(r + 8, c) == ch12.position(r, c) for r in range(8) for c in range(8))  # repeats
+    assert all(ch12.chunk_at(r, ch12.position(r, c)) == c for r in range(8) for c in range(8))
+    for c in range(8):
+        assert ch12.bank_hits(c, swizzled=True) == [1] * 32
+        assert ch12.wavefronts(c, swizzled=False) == 8 and sum(h > 0 for h in ch12.bank_hits(c, swizzled=False)) == 4
+    assert ch12.banks_of(7) == [28, 29, 30, 31]

@@ -202,7 +202,7 @@ def test_conv_markers_missing_is_an_error_only_with_conv_rows(conv_tree, capsys)
 def test_asking_for_a_part_without_rows(tree, capsys):
     root, readme, csv = tree
     assert run_plot(root, csv, readme, "--part", "conv") == 1
-    assert "no FP32 rows of part 'conv'" in capsys.readouterr().err
+    assert "no rows of part 'conv'" in capsys.readouterr().err
 
 
 def test_conv_without_the_headline_layer(conv_tree, capsys):
@@ -214,17 +214,28 @@ def test_conv_without_the_headline_layer(conv_tree, capsys):
 
 
 def test_other_precisions_are_left_out_and_named(conv_tree, capsys):
+    """A TF32 convolution row goes to the TF32 section (its own markers), never to the FP32 one; a row
+    in a precision without charts of its own (FP16 here) is left out, and both are named."""
     root, readme, csv = conv_tree
+    readme.write_text(readme.read_text() + f"\n{plot.CONV_TF32_BEGIN}\n{plot.CONV_TF32_END}\n")
     lines = PARTS_SAMPLE.read_text().splitlines()
     last_plain = [line for line in lines if ",19_implicit_gemm_double_buffer," in line][-1]
     tf32 = last_plain.replace("19_implicit_gemm_double_buffer", "21_implicit_gemm_tf32").replace(
         "cuDNN fastest FMA (IMPLICIT_PRECOMP_GEMM)", "cuDNN fastest TF32 (IMPLICIT_PRECOMP_GEMM)")
     assert "21_implicit_gemm_tf32" in tf32 and "TF32" in tf32
-    csv.write_text("\n".join(lines + [tf32]) + "\n")
+    fp16 = [line for line in lines if ",02_coalesced_gemm," in line][-1].replace(
+        "02_coalesced_gemm", "03_half_gemm").replace("cuBLAS FP32 (no TF32)", "cuBLAS FP16")
+    csv.write_text("\n".join(lines + [tf32, fp16]) + "\n")
     assert run_plot(root, csv, readme) == 0
-    assert "note: 21_implicit_gemm_tf32 compares in TF32, left out of the FP32 charts and tables" in capsys.readouterr().out
-    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    out = capsys.readouterr().out
+    assert ("note: 21_implicit_gemm_tf32 compares in TF32, not in the FP32 charts and tables: its rows go to the "
+            "TF32 charts and tables (README results:conv-tf32)") in out
+    assert "note: 03_half_gemm compares in FP16, not in the FP32 charts and tables: left out" in out
+    text = readme.read_text()
+    conv = text[text.index(plot.CONV_README_BEGIN):text.index(plot.CONV_README_END)]
     assert "| 20 fused epilogue (+ bias, ReLU) |" in conv and "| 21 " not in conv and "TF32" not in conv
+    assert "| r50_c3_3x3_s2 | 128×25088×1152 |" in text[text.index(plot.CONV_TF32_BEGIN):]
+    assert "| 03 " not in text[:text.index(plot.README_END)]  # the FP16 row is in no table
 
 
 def rewrite_sample(csv, edit) -> None:
