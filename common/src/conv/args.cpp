@@ -158,13 +158,20 @@ ConvOptions parse_conv_args(int argc, const char* const* argv) {
   return o;
 }
 
-std::string conv_usage(const std::string& program) {
+std::string conv_usage(const std::string& program, Math math) {
   std::ostringstream s;
-  s << "usage: " << program << " [flags]\n"
-    << "Computes y = conv(x, w) (FP32; x NCHW, w KCRS, y NKPQ) with this step's kernel, checks it\n"
-    << "against cuDNN (FMA math, no TF32; im2col + cuBLAS where the build has no cuDNN) and times it\n"
-    << "against cuDNN's IMPLICIT_PRECOMP_GEMM and its fastest FMA algorithm in the same process.\n\n"
-    << "  --layer NAME          a layer of the table (default " << ConvOptions().layer << "); --layer list prints it\n"
+  s << "usage: " << program << " [flags]\n";
+  if (math == Math::Tf32) {
+    s << "Computes y = conv(x, w) (FP32 in and out, TF32 tensor-core math; x NCHW, w KCRS, y NKPQ) with\n"
+      << "this step's kernel, checks it against cuDNN in FMA math (true FP32; im2col + cuBLAS where the\n"
+      << "build has no cuDNN) with TF32's tolerance, and times it against cuDNN's IMPLICIT_PRECOMP_GEMM and\n"
+      << "its fastest algorithm in its default math (TF32 allowed) in the same process.\n\n";
+  } else {
+    s << "Computes y = conv(x, w) (FP32; x NCHW, w KCRS, y NKPQ) with this step's kernel, checks it\n"
+      << "against cuDNN (FMA math, no TF32; im2col + cuBLAS where the build has no cuDNN) and times it\n"
+      << "against cuDNN's IMPLICIT_PRECOMP_GEMM and its fastest FMA algorithm in the same process.\n\n";
+  }
+  s << "  --layer NAME          a layer of the table (default " << ConvOptions().layer << "); --layer list prints it\n"
     << "  --shape " << kShapeForm << "\n"
     << "                        any other problem, e.g. 3,5,17,13,7,3,2,1:0,2:1 (pad 1 and 0, stride 2 and 1);\n"
     << "                        pad >= 0 (default 0), stride and dilation >= 1 (default 1), extents >= 1\n"

@@ -116,9 +116,13 @@ std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const C
   return y_ref.download();
 }
 
-void print_problem(const ConvProblem& p, const std::string& label) {
-  std::printf("problem: %s: y = conv(x, w), FP32; x %dx%dx%dx%d (NCHW), w %dx%dx%dx%d (KCRS) -> y %dx%dx%dx%d (NKPQ)\n",
-              label.c_str(), p.n, p.c, p.h, p.w, p.k, p.c, p.r, p.s, p.n, p.k, p.p, p.q);
+void print_problem(const ConvProblem& p, const std::string& label, Math math) {
+  std::printf("problem: %s: y = conv(x, w), FP32%s; x %dx%dx%dx%d (NCHW), w %dx%dx%dx%d (KCRS) -> y %dx%dx%dx%d (NKPQ)\n",
+              label.c_str(), math == Math::Tf32 ? " in and out, TF32 math" : "", p.n, p.c, p.h, p.w, p.k, p.c, p.r,
+              p.s, p.n, p.k, p.p, p.q);
+  if (math == Math::Tf32) {
+    std::printf("         TF32 math: tensor cores, x and w rounded to TF32 (10 fraction bits), products summed in FP32\n");
+  }
   std::printf("         pad %s, stride %s, dilation %s; implicit GEMM M = K = %d, N = N*P*Q = %d, K = C*R*S = %d\n",
               conv_pair_text(p.pad_h, p.pad_w).c_str(), conv_pair_text(p.stride_h, p.stride_w).c_str(),
               conv_pair_text(p.dil_h, p.dil_w).c_str(), p.gemm_m(), p.gemm_n(), p.gemm_k());
@@ -136,18 +140,28 @@ struct Baseline {
   std::function<void(cudaStream_t)> run;
 };
 
+// The name a baseline goes by in the table and the CSV (plots/results.py reads the math from it).
+std::string baseline_name(const ConvLibrary& lib, int i, bool fastest) {
+  if (!ConvLibrary::have_cudnn()) return "im2col + cuBLAS " + lib.math_label() + " (no cuDNN in this build)";
+  if (fastest) return "cuDNN fastest " + lib.math_label() + " (" + lib.algorithm_name(i) + ")";
+  return "cuDNN " + lib.algorithm_name(i) + " (" + lib.math_label() + ")";
+}
+
 int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
   const ConvProblem& p = o.problem;
   const bool epilogue = step.epilogue != ConvEpilogue::None;
+  const bool tf32 = step.math == Math::Tf32;
   check_output_paths(o);
   check_dilation(step, p);
   if (o.residual && !epilogue) {
     throw ArgError(std::string("--residual: ") + step.name + " has no epilogue (valid: a step with a fused epilogue)");
   }
   const std::size_t ws = step_workspace(step, p);
-  require_memory(p, o.verify, o.residual, ws, dev, o.label);
+  // With verification, a TF32 step keeps the library's TF32 result beside the FP32 reference.
+  const std::size_t extra_ref = (o.verify && tf32) ? std::size_t(p.y_elems()) * sizeof(float) : 0;
+  require_memory(p, o.verify, o.residual, ws + extra_ref, dev, o.label);
 
-  print_problem(p, o.label);
+  print_problem(p, o.label, step.math);
   if (epilogue) std::printf("epilogue: y = max(conv + bias[k]%s, 0), fused into the step\n", o.residual ? " + residual" : "");
   if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
   std::fflush(stdout);
@@ -159,7 +173,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   // The step first, once, on a poisoned output: with --no-verify its kernels are the process's first
   // (make profile relies on it); then the library's search and its reference.
   const std::vector<float> out = run_step_once(step, p, d, stream.s);
-  ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s);
+  ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s, step.math);
   std::vector<Baseline> baselines;
   if (epilogue) {
     baselines.push_back({lib.fused_name(), lib.algorithm_workspace(lib.reference_algorithm()),
@@ -168,10 +182,21 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       baselines.push_back({step.unfused_name, 0, [&step, &p, args](cudaStream_t s) { step.unfused(p, args, s); }});
     }
   }
-  std::printf("library: %s, FMA math (no TF32)\n", ConvLibrary::version().c_str());
+  if (!tf32) {
+    std::printf("library: %s, FMA math (no TF32)\n", ConvLibrary::version().c_str());
+  } else if (ConvLibrary::have_cudnn()) {
+    std::printf("library: %s; the reference in FMA math (true FP32), the baselines in cuDNN's default math "
+                "(TF32 tensor cores allowed)\n", ConvLibrary::version().c_str());
+  } else {
+    std::printf("library: %s; the reference im2col + cuBLAS FP32, the baseline im2col + cuBLAS TF32 (%s)\n",
+                ConvLibrary::version().c_str(), lib.algorithm_math(0).c_str());
+  }
   if (!epilogue && ConvLibrary::have_cudnn()) {
     std::printf("         %d algorithms from cuDNN's search, each timed below like the step:", lib.algorithms());
-    for (int i = 0; i < lib.algorithms(); ++i) std::printf(" %s", lib.algorithm_name(i).c_str());
+    for (int i = 0; i < lib.algorithms(); ++i) {
+      std::printf(" %s", lib.algorithm_name(i).c_str());
+      if (tf32) std::printf(" [%s]", lib.algorithm_math(i).c_str());
+    }
     std::printf("\n");
   }
   std::vector<float> ref;
@@ -179,10 +204,30 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   VerifyResult vr;
   if (o.verify) {
     vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded, 5, h.bias_or_null(),
-                     h.residual_or_null());
-    std::printf("check: against %s: %s\n", epilogue ? lib.fused_name().c_str() : lib.reference_name().c_str(),
-                vr.summary().c_str());
+                     h.residual_or_null(), step.math);
+    std::printf("check: against %s%s: %s\n", epilogue ? lib.fused_name().c_str() : lib.reference_name().c_str(),
+                tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
+    if (tf32 && !epilogue) {
+      // The library's own TF32 result (IMPLICIT_PRECOMP_GEMM in default math): both carry their own
+      // roundings, each within half the tolerance of the exact result, so they differ by at most the
+      // tolerance. Shown, with the library's own error against FP32; the FP32 check decides.
+      const int pre = lib.reference_algorithm();
+      DeviceBuffer<float> y_tf32(std::size_t(p.y_elems()));
+      y_tf32.fill_bytes(0xFF, stream.s);
+      lib.run_algorithm(pre, args.x, args.w, y_tf32.data(), stream.s);
+      TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+      const std::vector<float> ref_tf32 = y_tf32.download();
+      const VerifyResult vt =
+          verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_tf32.data(), Match::Rounded, 5, nullptr, nullptr, step.math);
+      const VerifyResult vl = verify_conv(p, h.x.data(), h.w.data(), ref_tf32.data(), ref.data(), Match::Rounded, 5,
+                                          nullptr, nullptr, step.math);
+      const std::string name = baseline_name(lib, pre, false);
+      std::printf("       against %s: rel_err %.3g, max |err| %.3g (%zu elements over the TF32 bound)\n", name.c_str(),
+                  vt.rel_err, vt.max_abs_err, vt.mismatches);
+      std::printf("       %s itself against %s: rel_err %.3g, max |err| %.3g\n", name.c_str(),
+                  lib.reference_name().c_str(), vl.rel_err, vl.max_abs_err);
+    }
   } else {
     std::printf("check: skipped (--no-verify)\n");
   }
@@ -219,16 +264,18 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     }
     const int ref_i = lib.reference_algorithm();
     if (ConvLibrary::have_cudnn()) {
-      std::printf("cuDNN FMA algorithms (median ms):");
+      std::printf("cuDNN %s algorithms (median ms):", lib.math_label().c_str());
       for (int i = 0; i < lib.algorithms(); ++i) {
-        std::printf(" %s %.4g%s", lib.algorithm_name(i).c_str(), at[std::size_t(i)].median, i == best ? " (fastest)" : "");
+        std::printf(" %s", lib.algorithm_name(i).c_str());
+        if (tf32) std::printf(" [%s]", lib.algorithm_math(i).c_str());
+        std::printf(" %.4g%s", at[std::size_t(i)].median, i == best ? " (fastest)" : "");
       }
       std::printf("\n");
-      baselines.push_back({"cuDNN fastest FMA (" + lib.algorithm_name(best) + ")", lib.algorithm_workspace(best), nullptr});
-      baselines.push_back({lib.reference_name(), lib.algorithm_workspace(ref_i), nullptr});
+      baselines.push_back({baseline_name(lib, best, true), lib.algorithm_workspace(best), nullptr});
+      baselines.push_back({baseline_name(lib, ref_i, false), lib.algorithm_workspace(ref_i), nullptr});
       tb = {at[std::size_t(best)], at[std::size_t(ref_i)]};
     } else {
-      baselines.push_back({lib.reference_name(), lib.algorithm_workspace(ref_i), nullptr});
+      baselines.push_back({baseline_name(lib, ref_i, false), lib.algorithm_workspace(ref_i), nullptr});
       tb = {at[std::size_t(ref_i)]};
     }
   } else {
@@ -239,8 +286,8 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     std::printf("baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
                 format_bytes(double(baselines[i].workspace)).c_str());
   }
-  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n",
-              o.warmup, o.iters);
+  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run%s\n\n",
+              o.warmup, o.iters, tf32 ? "; % peak: of the TF32 tensor-core peak (device line)" : "");
   std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
   for (std::size_t i = 0; i < baselines.size(); ++i) rows.push_back({baselines[i].name, tb[i]});
   std::vector<RatioColumn> ratios;
@@ -253,10 +300,10 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   }
   int width = 32;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
-  print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.fp32_peak_gflops(), width);
+  print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.peak_gflops(step.math), width);
 
   ResultRow r = make_result_row(dev, {step.name, step.title}, o, "conv", o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(),
-                                ts, p.flops(), p.min_bytes(), vr);
+                                ts, p.flops(), p.min_bytes(), vr, step.math);
   r.baseline = baselines[0].name;
   r.baseline_time_ms = tb[0].median;
   r.ratio_to_baseline = tb[0].median / ts.median;
@@ -314,9 +361,19 @@ const Variant kVariants[] = {{Inputs::SmallInts, Match::Exact, false}, {Inputs::
 
 int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
   const bool epilogue = step.epilogue != ConvEpilogue::None;
-  std::printf("self-test %s (%s): %s problems x {integers: exact; random: tolerance}; reference %s%s\n", step.name,
-              step.title, o.quick ? "small" : "all", ConvLibrary::version().c_str(),
+  const bool tf32 = step.math == Math::Tf32;
+  std::printf("self-test %s (%s): %s problems x {integers: exact; random: %s tolerance}; reference %s (FP32)%s\n",
+              step.name, step.title, o.quick ? "small" : "all", math_name(step.math), ConvLibrary::version().c_str(),
               epilogue ? "; epilogue bias + ReLU (integers), bias + residual + ReLU (random)" : "");
+  if (tf32) {
+    // Why the integer cases stay exact in TF32: every input is an integer in [-3, 3], at most 2
+    // significant bits where TF32 keeps 11, so the rounding to TF32 leaves it unchanged (checked on
+    // every case's inputs below); the products are exact, and every partial sum is an integer below
+    // 2^24, exact in the FP32 accumulator whatever its rounding. Random inputs are rounded, so they
+    // get TF32's tolerance for C*R*S terms, against the FP32 reference.
+    std::printf("TF32: the integer cases are exact: their inputs are integers in [-3, 3] (<= 11 significant bits: "
+                "unchanged by the rounding to TF32), their partial sums integers below 2^24\n");
+  }
   Stream stream;
   SelfTestTally tally;
   std::uint64_t case_seed = o.seed;
@@ -342,13 +399,21 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       const float* res = h.residual_or_null();
       DeviceTensors d(p, h, ws);
       ConvLibrary lib(p, false, d.x.data(), d.w.data(), d.y.data(), library_workspace_limit(), stream.s);
+      bool ok = true;
+      std::string notes;
+      if (tf32 && v.match == Match::Exact) {
+        // The premise of an exact TF32 check: no input changes when rounded to TF32.
+        const bool exact = exact_in_tf32(h.x.data(), h.x.size()) && exact_in_tf32(h.w.data(), h.w.size());
+        if (!exact) {
+          ok = false;
+          std::printf("      integer inputs are not exact in TF32: the exact check cannot apply\n");
+        }
+      }
 
       // The reference: CPU float64 for small problems (the library checked against it, and im2col +
       // cuBLAS too); the library otherwise.
       std::vector<double> ref_cpu;
       std::vector<float> ref_gpu;
-      std::string notes;
-      bool ok = true;
       if (small) {
         ref_cpu.resize(std::size_t(p.y_elems()));
         conv_direct_cpu_f64(p, h.x.data(), h.w.data(), ref_cpu.data());
@@ -387,8 +452,8 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
 
       const std::vector<float> out = run_step_once(step, p, d, stream.s);
       const VerifyResult vr =
-          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match, 5, bias, res)
-                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match, 5, bias, res);
+          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match, 5, bias, res, step.math)
+                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match, 5, bias, res, step.math);
       ok = ok && vr.passed;
       tally.pass_or_fail(ok);
       char detail[200];
@@ -415,7 +480,7 @@ class ConvFamily : public Family {
     o_ = parse_conv_args(argc, argv);
     return o_;
   }
-  std::string usage(const std::string& program) const override { return conv_usage(program); }
+  std::string usage(const std::string& program) const override { return conv_usage(program, step_.math); }
   bool answer_without_gpu() override {
     if (!o_.list_layers) return false;
     std::fputs(conv_layer_table().c_str(), stdout);

@@ -63,11 +63,15 @@ Im2colCublasConv::Im2colCublasConv(const ConvProblem& prob)
     : p_(prob), col_(std::size_t(prob.gemm_k()) * std::size_t(prob.gemm_n())),
       y_gemm_(std::size_t(prob.gemm_m()) * std::size_t(prob.gemm_n())) {}
 
-void Im2colCublasConv::run(const float* x, const float* w, float* y, cudaStream_t s) {
+void Im2colCublasConv::run(const float* x, const float* w, float* y, cudaStream_t s, Math math) {
   im2col_kernel<<<blocks_for(std::int64_t(col_.size())), kThreads, 0, s>>>(p_, x, col_.data());
   TUT_CHECK_LAUNCH();
-  cublas_sgemm(GemmProblem::packed(p_.gemm_m(), p_.gemm_n(), p_.gemm_k(), 1.0f, 0.0f), w, col_.data(), y_gemm_.data(),
-               s);
+  const GemmProblem g = GemmProblem::packed(p_.gemm_m(), p_.gemm_n(), p_.gemm_k(), 1.0f, 0.0f);
+  if (math == Math::Tf32) {
+    cublas_tf32_gemm(g, w, col_.data(), y_gemm_.data(), s);
+  } else {
+    cublas_sgemm(g, w, col_.data(), y_gemm_.data(), s);
+  }
   gemm_to_nkpq_kernel<<<blocks_for(std::int64_t(y_gemm_.size())), kThreads, 0, s>>>(p_, y_gemm_.data(), y);
   TUT_CHECK_LAUNCH();
 }
@@ -99,10 +103,22 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
   }
 }
 
+const char* math_type_name(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_DEFAULT_MATH: return "default math";
+    case CUDNN_TENSOR_OP_MATH: return "tensor cores";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor cores, converted";
+    case CUDNN_FMA_MATH: return "FMA";
+    default: return "unknown math";
+  }
+}
+
+// One algorithm, with the math type it runs in (what the search reported for it).
 struct Algo {
   cudnnConvolutionFwdAlgo_t algo;
   std::size_t workspace;
   std::string name;
+  cudnnMathType_t math;
 };
 
 }  // namespace
@@ -112,7 +128,9 @@ struct ConvLibrary::Impl {
   cudnnHandle_t handle = nullptr;
   cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
   cudnnFilterDescriptor_t w_desc = nullptr;
-  cudnnConvolutionDescriptor_t conv_desc = nullptr;
+  cudnnConvolutionDescriptor_t conv_desc = nullptr;  // FMA math: the reference (and the FP32 baselines)
+  cudnnConvolutionDescriptor_t base_desc = nullptr;  // Math::Tf32 only: the baselines, default math
+  Math math = Math::Fp32;
   cudnnTensorDescriptor_t bias_desc = nullptr;
   cudnnActivationDescriptor_t relu_desc = nullptr;
   Algo reference{};
@@ -123,31 +141,43 @@ struct ConvLibrary::Impl {
   ~Impl() {
     if (relu_desc) cudnnDestroyActivationDescriptor(relu_desc);
     if (bias_desc) cudnnDestroyTensorDescriptor(bias_desc);
+    if (base_desc) cudnnDestroyConvolutionDescriptor(base_desc);
     if (conv_desc) cudnnDestroyConvolutionDescriptor(conv_desc);
     if (w_desc) cudnnDestroyFilterDescriptor(w_desc);
     if (y_desc) cudnnDestroyTensorDescriptor(y_desc);
     if (x_desc) cudnnDestroyTensorDescriptor(x_desc);
   }
 
-  // The workspace `a` needs for this problem, or false when cuDNN does not support it here.
-  bool workspace_of(cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
-    return cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv_desc, y_desc, a, bytes) ==
+  // The workspace `a` needs for this problem under `desc`'s math, or false when cuDNN does not
+  // support it here.
+  bool workspace_of(cudnnConvolutionDescriptor_t desc, cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, desc, y_desc, a, bytes) ==
            CUDNN_STATUS_SUCCESS;
+  }
+
+  // The descriptor an algorithm runs with: the FMA one, or (baselines of a TF32 step) the default-math
+  // one set to the math type the search reported for `a`.
+  cudnnConvolutionDescriptor_t desc_for(const Algo& a) {
+    if (a.math == CUDNN_FMA_MATH || !base_desc) return conv_desc;
+    TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(base_desc, a.math));
+    return base_desc;
   }
 
   void run(const Algo& a, const float* x, const float* w, float* y, cudaStream_t stream) {
     const float one = 1.0f, zero = 0.0f;
+    cudnnConvolutionDescriptor_t desc = desc_for(a);
     TUT_CUDNN_CHECK(cudnnSetStream(handle, stream));
-    TUT_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc, x, w_desc, w, conv_desc, a.algo,
+    TUT_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc, x, w_desc, w, desc, a.algo,
                                             a.workspace ? workspace.data() : nullptr, a.workspace, &zero, y_desc, y));
   }
 };
 
 ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const float* w, float* y,
-                         std::size_t workspace_limit, cudaStream_t stream)
+                         std::size_t workspace_limit, cudaStream_t stream, Math math)
     : impl_(new Impl) {
   Impl& m = *impl_;
   m.p = p;
+  m.math = math;
   m.handle = cudnn_handle();
   TUT_CUDNN_CHECK(cudnnSetStream(m.handle, stream));
   TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.x_desc));
@@ -158,8 +188,19 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
   TUT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m.w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.k, p.c, p.r, p.s));
   TUT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(m.conv_desc, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h,
                                                   p.dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  // FMA math: FP32 multiply-adds only, no TF32 tensor cores (the chapters run on the FMA units).
+  // FMA math: FP32 multiply-adds only, no TF32 tensor cores (the reference, and the baselines of the
+  // chapters that run on the FMA units).
   TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(m.conv_desc, CUDNN_FMA_MATH));
+  if (math == Math::Tf32) {
+    // The baselines of a TF32 step: the same convolution in cuDNN's default math, which lets it use
+    // the tensor cores with FP32 data rounded to TF32.
+    TUT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&m.base_desc));
+    TUT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(m.base_desc, p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h,
+                                                    p.dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(m.base_desc, CUDNN_DEFAULT_MATH));
+  }
+  cudnnConvolutionDescriptor_t search_desc = m.base_desc ? m.base_desc : m.conv_desc;
+  const cudnnMathType_t base_math = m.base_desc ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   int on = 0, ok = 0, op = 0, oq = 0;
   TUT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(m.conv_desc, m.x_desc, m.w_desc, &on, &ok, &op, &oq));
   if (on != p.n || ok != p.k || op != p.p || oq != p.q) {
@@ -170,10 +211,12 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
 
   // The reference: IMPLICIT_PRECOMP_GEMM (IMPLICIT_GEMM where cuDNN does not offer it for this problem).
   std::size_t ws = 0;
-  m.reference = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0, ""};
-  if (!m.workspace_of(m.reference.algo, &ws) || ws > workspace_limit) {
+  m.reference = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0, "", CUDNN_FMA_MATH};
+  if (!m.workspace_of(m.conv_desc, m.reference.algo, &ws) || ws > workspace_limit) {
     m.reference.algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-    if (!m.workspace_of(m.reference.algo, &ws)) throw CudaError("cuDNN offers no implicit-GEMM algorithm for " + p.label());
+    if (!m.workspace_of(m.conv_desc, m.reference.algo, &ws)) {
+      throw CudaError("cuDNN offers no implicit-GEMM algorithm for " + p.label());
+    }
   }
   m.reference.workspace = ws;
   m.reference.name = std::string("cuDNN ") + algo_name(m.reference.algo) + " (FMA)";
@@ -186,24 +229,34 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
     std::size_t search_ws = 0;
     for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
       std::size_t b = 0;
-      if (m.workspace_of(cudnnConvolutionFwdAlgo_t(a), &b) && b <= workspace_limit) search_ws = std::max(search_ws, b);
+      if (m.workspace_of(search_desc, cudnnConvolutionFwdAlgo_t(a), &b) && b <= workspace_limit) {
+        search_ws = std::max(search_ws, b);
+      }
     }
     DeviceBuffer<char> search(search_ws);
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_desc, x, m.w_desc, w, m.conv_desc, m.y_desc,
+    TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_desc, x, m.w_desc, w, search_desc, m.y_desc,
                                                            y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
                                                            search.data(), search_ws));
     for (int i = 0; i < returned; ++i) {  // in the search's order, fastest first
-      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].mathType != CUDNN_FMA_MATH) continue;
-      if (perf[i].algo == m.reference.algo) m.reference_index = int(m.algos.size());
-      m.algos.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo)});
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      // FP32 baselines: FMA math only. TF32 baselines: whatever the default math ran, each algorithm
+      // in the math type the search reports for it (tensor cores or not).
+      if (!m.base_desc && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      if (perf[i].algo == m.reference.algo && m.reference_index < 0) m.reference_index = int(m.algos.size());
+      m.algos.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo), perf[i].mathType});
       need = std::max(need, perf[i].memory);
     }
   }
   if (m.reference_index < 0) {  // not ranked, or the search left it out: time it all the same
+    std::size_t b = m.reference.workspace;
+    if (m.base_desc && !m.workspace_of(m.base_desc, m.reference.algo, &b)) {
+      throw CudaError(std::string("cuDNN offers no ") + algo_name(m.reference.algo) + " in default math for " + p.label());
+    }
     m.reference_index = int(m.algos.size());
-    m.algos.push_back({m.reference.algo, m.reference.workspace, algo_name(m.reference.algo)});
+    m.algos.push_back({m.reference.algo, b, algo_name(m.reference.algo), base_math});
+    need = std::max(need, b);
   }
   m.workspace = DeviceBuffer<char>(need);
 }
@@ -211,6 +264,9 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
 ConvLibrary::~ConvLibrary() = default;
 
 bool ConvLibrary::have_cudnn() { return true; }
+Math ConvLibrary::math() const { return impl_->math; }
+std::string ConvLibrary::math_label() const { return impl_->math == Math::Tf32 ? "TF32 allowed" : "FMA"; }
+std::string ConvLibrary::algorithm_math(int i) const { return math_type_name(impl_->algos.at(std::size_t(i)).math); }
 
 std::string ConvLibrary::version() {
   return cudnn_version_text();
@@ -254,14 +310,21 @@ void ConvLibrary::run_algorithm(int i, const float* x, const float* w, float* y,
 #else  // no cuDNN in this build
 
 struct ConvLibrary::Impl {
-  explicit Impl(const ConvProblem& p) : im2col(p) {}
+  Impl(const ConvProblem& p, Math m) : im2col(p), math(m) {}
   Im2colCublasConv im2col;
+  Math math;
 };
 
-ConvLibrary::ConvLibrary(const ConvProblem& p, bool, const float*, const float*, float*, std::size_t, cudaStream_t)
-    : impl_(new Impl(p)) {}
+ConvLibrary::ConvLibrary(const ConvProblem& p, bool, const float*, const float*, float*, std::size_t, cudaStream_t,
+                         Math math)
+    : impl_(new Impl(p, math)) {}
 ConvLibrary::~ConvLibrary() = default;
 bool ConvLibrary::have_cudnn() { return false; }
+Math ConvLibrary::math() const { return impl_->math; }
+std::string ConvLibrary::math_label() const { return math_name(impl_->math); }
+std::string ConvLibrary::algorithm_math(int) const {
+  return impl_->math == Math::Tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+}
 std::string ConvLibrary::version() { return "no cuDNN in this build"; }
 std::string ConvLibrary::reference_name() const { return "im2col + cuBLAS FP32 (no cuDNN in this build)"; }
 std::string ConvLibrary::fused_name() const { return "im2col + cuBLAS FP32 + bias/ReLU kernel (no cuDNN in this build)"; }
@@ -277,7 +340,7 @@ std::string ConvLibrary::algorithm_name(int) const { return "im2col + cuBLAS"; }
 std::size_t ConvLibrary::algorithm_workspace(int) const { return impl_->im2col.workspace(); }
 int ConvLibrary::reference_algorithm() const { return 0; }
 void ConvLibrary::run_algorithm(int, const float* x, const float* w, float* y, cudaStream_t stream) {
-  impl_->im2col.run(x, w, y, stream);
+  impl_->im2col.run(x, w, y, stream, impl_->math);
 }
 
 #endif

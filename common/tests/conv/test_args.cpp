@@ -342,4 +342,11 @@ TEST_CASE("conv flags: usage lists every flag and the exit codes") {
   CHECK(contains(u, "77"));
   // The example the usage gives parses.
   CHECK(parse({"--shape", "3,5,17,13,7,3,2,1:0,2:1"}).from_shape);
+  CHECK(contains(u, "FMA math, no TF32"));
+  // A TF32 step's text names its math, its check and its baselines; the flags are the same.
+  const std::string t = tut::conv_usage("21_implicit_gemm_tf32", tut::Math::Tf32);
+  CHECK(contains(t, "TF32 tensor-core math"));
+  CHECK(contains(t, "TF32's tolerance"));
+  CHECK(contains(t, "default math (TF32 allowed)"));
+  for (const char* flag : {"--layer", "--shape", "--self-test", "--quick", "--csv"}) CHECK(contains(t, flag));
 }

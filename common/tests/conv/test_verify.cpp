@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 
 using tut::ConvProblem;
 using tut::Match;
+using tut::Math;
 
 namespace {
 
@@ -210,4 +212,110 @@ TEST_CASE("verify_conv: an element's bound is ||w[k]|| * ||X_col(:, j)|| * tau")
   CHECK_FALSE(r.passed);
   REQUIRE(r.first.size() == 1);
   CHECK(r.first[0].bound == doctest::Approx(3.0 * 5.0 * tut::reduction_tolerance(18)));
+}
+
+// ---- TF32 (reference.hpp): the host model of the tensor cores' rounding, the claim the self-test
+// rests on (its integer inputs are exact in TF32), and verify_conv's TF32 tolerance against a
+// true-FP32 reference.
+
+namespace {
+
+std::uint32_t bits_of(float v) {
+  std::uint32_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// y = conv(x, w) in float64 from inputs first rounded to TF32: what a TF32 kernel computes, up to
+// its FP32 summation.
+std::vector<double> tf32_conv(const ConvProblem& p, const std::vector<float>& x, const std::vector<float>& w) {
+  std::vector<float> xt(x), wt(w);
+  for (float& v : xt) v = tut::to_tf32(v);
+  for (float& v : wt) v = tut::to_tf32(v);
+  std::vector<double> y(std::size_t(p.y_elems()));
+  tut::conv_direct_cpu_f64(p, xt.data(), wt.data(), y.data());
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("to_tf32: round to nearest, ties away from zero, 10 fraction bits kept") {
+  CHECK(tut::to_tf32(1.0f) == 1.0f);
+  const float ulp = std::ldexp(1.0f, -10);                  // TF32's spacing just above 1
+  CHECK(tut::to_tf32(1.0f + ulp) == 1.0f + ulp);           // representable: unchanged
+  CHECK(tut::to_tf32(1.0f + ulp / 4) == 1.0f);              // below half: down
+  CHECK(tut::to_tf32(1.0f + 3 * ulp / 4) == 1.0f + ulp);   // above half: up
+  CHECK(tut::to_tf32(1.0f + ulp / 2) == 1.0f + ulp);       // a tie: away from zero
+  CHECK(tut::to_tf32(-(1.0f + ulp / 2)) == -(1.0f + ulp));
+  CHECK(tut::to_tf32(2.0f - ulp / 4) == 2.0f);              // rounding up carries into the exponent
+  CHECK(std::isinf(tut::to_tf32(std::numeric_limits<float>::infinity())));
+  CHECK(std::isnan(tut::to_tf32(std::numeric_limits<float>::quiet_NaN())));
+  // Every result has its 13 low bits clear, and is within half a TF32 unit (2^-11 relative) of the input.
+  std::vector<float> v(4096);
+  tut::fill_uniform(v.data(), v.size(), 7);
+  for (float f : v) {
+    const float t = tut::to_tf32(f);
+    CHECK((bits_of(t) & 0x1FFFu) == 0u);
+    CHECK(std::fabs(double(t) - double(f)) <= std::ldexp(std::fabs(double(f)), -11));
+  }
+}
+
+TEST_CASE("TF32: the self-test's integer inputs are exact, random ones are not") {
+  std::vector<float> ints(10000), reals(10000);
+  tut::fill_small_ints(ints.data(), ints.size(), 3);
+  tut::fill_uniform(reals.data(), reals.size(), 3);
+  CHECK(tut::exact_in_tf32(ints.data(), ints.size()));
+  CHECK_FALSE(tut::exact_in_tf32(reals.data(), reals.size()));
+  // Integers need at most 11 significant bits: 2047 and 2048 are exact, 2049 is not.
+  const float edge[] = {2047.0f, 2048.0f, -2047.0f};
+  CHECK(tut::exact_in_tf32(edge, 3));
+  const float past = 2049.0f;
+  CHECK_FALSE(tut::exact_in_tf32(&past, 1));
+}
+
+TEST_CASE("verify_conv with Math::Tf32: a TF32 result passes TF32's tolerance, not FP32's") {
+  // C*R*S = 576, a seed_3x3-like reduction; random inputs in [-1, 1].
+  const ConvProblem p = ConvProblem::make(2, 64, 9, 9, 6, 3, 3, 1, 1);
+  std::vector<float> x(std::size_t(p.x_elems())), w(std::size_t(p.w_elems()));
+  tut::fill_uniform(x.data(), x.size(), 11);
+  tut::fill_uniform(w.data(), w.size(), 12);
+  std::vector<double> ref(std::size_t(p.y_elems()));
+  tut::conv_direct_cpu_f64(p, x.data(), w.data(), ref.data());  // true FP32 (in float64)
+  const std::vector<double> t = tf32_conv(p, x, w);
+  const std::vector<float> out(t.begin(), t.end());
+
+  const auto r32 = tut::verify_conv(p, x.data(), w.data(), out.data(), ref.data(), Match::Rounded);
+  const auto rtf = tut::verify_conv(p, x.data(), w.data(), out.data(), ref.data(), Match::Rounded, 5, nullptr,
+                                    nullptr, Math::Tf32);
+  CHECK_FALSE(r32.passed);  // TF32's rounding is far above FP32's
+  CHECK(rtf.passed);
+  CHECK(rtf.tolerance == doctest::Approx(tut::tf32_reduction_tolerance(p.gemm_k())));
+  CHECK(rtf.rel_err > r32.tolerance);
+  CHECK(rtf.rel_err < rtf.tolerance);
+
+  // And the TF32 tolerance still catches a wrong element and a systematic error.
+  std::vector<float> bad(out);
+  bad[17] += 0.5f;
+  CHECK_FALSE(tut::verify_conv(p, x.data(), w.data(), bad.data(), ref.data(), Match::Rounded, 5, nullptr, nullptr,
+                               Math::Tf32)
+                  .passed);
+  std::vector<float> scaled(out);
+  for (float& v : scaled) v *= 1.01f;  // 1% everywhere: above the TF32 tolerance (~2e-3 here)
+  CHECK_FALSE(tut::verify_conv(p, x.data(), w.data(), scaled.data(), ref.data(), Match::Rounded, 5, nullptr, nullptr,
+                               Math::Tf32)
+                  .passed);
+}
+
+TEST_CASE("verify_conv with Math::Tf32: integer inputs stay exact") {
+  const ConvProblem p = ConvProblem::make(2, 5, 8, 7, 4, 3, 3, 1, 1, 2, 1);
+  std::vector<float> x(std::size_t(p.x_elems())), w(std::size_t(p.w_elems()));
+  tut::fill_small_ints(x.data(), x.size(), 21);
+  tut::fill_small_ints(w.data(), w.size(), 22);
+  std::vector<double> ref(std::size_t(p.y_elems()));
+  tut::conv_direct_cpu_f64(p, x.data(), w.data(), ref.data());
+  const std::vector<double> t = tf32_conv(p, x, w);
+  CHECK(t == ref);  // rounding the inputs to TF32 changes nothing
+  const std::vector<float> out(t.begin(), t.end());
+  CHECK(tut::verify_conv(p, x.data(), w.data(), out.data(), ref.data(), Match::Exact, 5, nullptr, nullptr, Math::Tf32)
+            .passed);
 }

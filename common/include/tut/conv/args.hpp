@@ -7,6 +7,7 @@
 
 #include "tut/conv/problem.hpp"
 #include "tut/core/args.hpp"
+#include "tut/core/verify.hpp"
 
 namespace tut {
 
@@ -39,6 +40,8 @@ void check_conv_problem(const ConvProblem& p, const std::string& flag);
 // both --layer and --shape, or a problem check_conv_problem rejects.
 ConvOptions parse_conv_args(int argc, const char* const* argv);
 
-std::string conv_usage(const std::string& program);
+// The --help text. `math`: the step's (a TF32 step is checked against FP32 with TF32's tolerance and
+// timed against cuDNN's default math).
+std::string conv_usage(const std::string& program, Math math = Math::Fp32);
 
 }  // namespace tut

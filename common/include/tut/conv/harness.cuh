@@ -14,6 +14,7 @@
 
 #include "tut/conv/problem.hpp"
 #include "tut/core/check.cuh"
+#include "tut/core/verify.hpp"
 
 namespace tut {
 
@@ -52,6 +53,11 @@ struct ConvStep {
   // separate epilogue kernel), and its name. It must compute what `launch` computes.
   ConvLauncher unfused = nullptr;
   const char* unfused_name = nullptr;
+  // The math the step computes in. Math::Tf32 (tensor cores, chapter 21) makes the baselines cuDNN
+  // in its default math (TF32 allowed) and the tolerance TF32's (tut/core/verify.hpp); the check is
+  // still against true FP32 (cuDNN with FMA math), and the report adds the difference from cuDNN's
+  // TF32 result. main.cu passes TUT_STEP_MATH, which CMake defines from the chapter's MATH.
+  Math math = Math::Fp32;
 };
 
 // Parses the flags, checks and times the step against cuDNN, prints the report, appends the CSV

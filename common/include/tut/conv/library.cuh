@@ -1,13 +1,16 @@
 // The vendor side of Part II: the reference every step is checked against and the baselines every
 // step is timed against, in the same process.
 //
-// With cuDNN (found at build time, TUT_HAVE_CUDNN): all of it in FP32 with CUDNN_FMA_MATH (no
-// TF32). The reference is IMPLICIT_PRECOMP_GEMM; the baselines are cuDNN's fastest FMA algorithm
-// on this problem (Winograd and FFT included: the candidates are those
-// cudnnFindConvolutionForwardAlgorithmEx runs, each then timed by the harness like a step), and
-// IMPLICIT_PRECOMP_GEMM, the same method as the chapters'.
-// Without cuDNN: the reference and the one baseline are im2col + cuBLAS SGEMM (FP32, no TF32),
-// and every output says so.
+// With cuDNN (found at build time, TUT_HAVE_CUDNN): the reference is IMPLICIT_PRECOMP_GEMM in FP32
+// with CUDNN_FMA_MATH (no TF32), for every step. The baselines are in the step's math:
+//   Math::Fp32: CUDNN_FMA_MATH. cuDNN's fastest FMA algorithm on this problem (Winograd and FFT
+//     included: the candidates are those cudnnFindConvolutionForwardAlgorithmEx runs, each then
+//     timed by the harness like a step), and IMPLICIT_PRECOMP_GEMM, the same method as the chapters'.
+//   Math::Tf32: CUDNN_DEFAULT_MATH, cuDNN's default, which lets it use the tensor cores in TF32 for
+//     FP32 data. The same two: the fastest of what the search runs in that math (each algorithm
+//     with the math type the search reports for it), and IMPLICIT_PRECOMP_GEMM.
+// Without cuDNN: the reference is im2col + cuBLAS SGEMM (FP32, no TF32), and the one baseline the
+// same in the step's math (TF32: CUBLAS_COMPUTE_32F_FAST_TF32); every output says so.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -18,17 +21,19 @@
 
 #include "tut/conv/problem.hpp"
 #include "tut/core/device_buffer.cuh"
+#include "tut/core/verify.hpp"
 
 namespace tut {
 
-// im2col + cuBLAS SGEMM (FP32, no TF32) + a copy back to NKPQ: the reference of a build without
-// cuDNN, and a second opinion in the self-test of a build with it. Its buffers (the column matrix
-// and the GEMM's output) are allocated once, here.
+// im2col + cuBLAS SGEMM + a copy back to NKPQ: the reference of a build without cuDNN (FP32, no
+// TF32), and a second opinion in the self-test of a build with it. `math` picks the GEMM's compute
+// type: FP32 (CUBLAS_COMPUTE_32F) or TF32 (CUBLAS_COMPUTE_32F_FAST_TF32, the TF32 baseline of a
+// build without cuDNN). Its buffers (the column matrix and the GEMM's output) are allocated once, here.
 class Im2colCublasConv {
  public:
   explicit Im2colCublasConv(const ConvProblem& p);
   std::size_t workspace() const { return col_.bytes() + y_gemm_.bytes(); }
-  void run(const float* x, const float* w, float* y, cudaStream_t stream);
+  void run(const float* x, const float* w, float* y, cudaStream_t stream, Math math = Math::Fp32);
   // The same, then y = max(y + bias[k] (+ residual), 0) in a second kernel.
   void run_fused(const float* x, const float* w, const float* bias, const float* residual, float* y,
                  cudaStream_t stream);
@@ -42,9 +47,10 @@ class ConvLibrary {
  public:
   // Sets up problem p. With `rank`, also runs cuDNN's search over its algorithms on x and w into y
   // (device buffers of p's sizes; y's contents are overwritten). The search and the algorithms may
-  // use up to `workspace_limit` bytes of workspace.
+  // use up to `workspace_limit` bytes of workspace. `math`: the math of the baselines (the step's);
+  // the reference is FP32 either way.
   ConvLibrary(const ConvProblem& p, bool rank, const float* x, const float* w, float* y, std::size_t workspace_limit,
-              cudaStream_t stream);
+              cudaStream_t stream, Math math = Math::Fp32);
   ~ConvLibrary();
   ConvLibrary(const ConvLibrary&) = delete;
   ConvLibrary& operator=(const ConvLibrary&) = delete;
@@ -52,18 +58,26 @@ class ConvLibrary {
   static bool have_cudnn();
   static std::string version();  // "cuDNN 9.14.0" or "no cuDNN in this build"
 
-  std::string reference_name() const;
+  std::string reference_name() const;  // "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)"
   void run_reference(const float* x, const float* w, float* y, cudaStream_t stream);
 
-  // The algorithms to time as baselines. With `rank`: every algorithm cuDNN's search ran with FMA
-  // math on this problem (within the workspace limit), the reference's included; the harness times
-  // each the way it times a step and calls the fastest "cuDNN fastest FMA" (the search's own
-  // ranking comes from one run of each and moves between processes). Without `rank`, or without
-  // cuDNN: the reference's algorithm alone.
+  // The math of the baselines, as their names say it: "FMA" (FP32) or "TF32 allowed" (cuDNN's
+  // default math), "FP32" or "TF32" without cuDNN.
+  Math math() const;
+  std::string math_label() const;
+
+  // The algorithms to time as baselines. With `rank`: every algorithm cuDNN's search ran in the
+  // baselines' math on this problem (within the workspace limit), IMPLICIT_PRECOMP_GEMM included;
+  // the harness times each the way it times a step and calls the fastest "cuDNN fastest <math>" (the
+  // search's own ranking comes from one run of each and moves between processes). Without `rank`,
+  // or without cuDNN: IMPLICIT_PRECOMP_GEMM (im2col + cuBLAS) alone.
   int algorithms() const;
   std::string algorithm_name(int i) const;      // "FFT_TILING", "im2col + cuBLAS"
+  std::string algorithm_math(int i) const;      // the math cuDNN ran it in: "FMA", "tensor cores", ...
   std::size_t algorithm_workspace(int i) const;  // bytes
-  int reference_algorithm() const;               // the reference's index among them
+  // The index of IMPLICIT_PRECOMP_GEMM (the reference's algorithm) among them, in the baselines'
+  // math: with Math::Fp32 it computes what the reference computes.
+  int reference_algorithm() const;
   void run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream);
 
   // The library's convolution with chapter 20's epilogue, y = max(conv + bias[k] (+ residual), 0):

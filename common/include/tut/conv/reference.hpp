@@ -28,9 +28,18 @@ void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, c
 // Mismatch::index is the NKPQ offset; the coordinates read "n 0, k 3, p 5, q 7".
 // With an epilogue (bias and/or residual non-null), each element's scale adds |bias[k]| and
 // |residual| and the reduction counts two more terms; ReLU does not enlarge an error.
+// math: the arithmetic `out` was computed in; Math::Tf32 (tensor cores) takes TF32's tolerance for
+// the same reduction length (core/verify.hpp), whatever `ref` was computed in.
 template <class Ref>
 VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, const float* out, const Ref* ref,
                          Match match, std::size_t max_report = 5, const float* bias = nullptr,
-                         const float* residual = nullptr);
+                         const float* residual = nullptr, Math math = Math::Fp32);
+
+// TF32 (tensor cores) rounds each factor to 10 fraction bits, round to nearest with ties away from
+// zero, as cvt.rna.tf32.f32 does; the result is a float whose low 13 bits are zero. Host-side, for
+// the tests: the self-test's integer inputs stay exact (to_tf32(v) == v), random ones do not.
+float to_tf32(float v);
+// True when every value survives the rounding to TF32 (at most 11 significant bits each).
+bool exact_in_tf32(const float* v, std::size_t n);
 
 }  // namespace tut
