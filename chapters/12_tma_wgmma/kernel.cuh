@@ -1,30 +1,35 @@
 // Chapter 12: Hopper: TMA + wgmma.
 //
-// What changed:  chapter 11's TF32 tensor-core math, on the machinery Hopper added for it. (1) The
-//                threads no longer copy tiles: one thread gives the Tensor Memory Accelerator (TMA)
-//                a tensor map, made on the host, and a tile's coordinates; the TMA copies the box
-//                into shared memory in the 128-byte swizzled layout the tensor cores read, fills
+// What changed:  chapter 11's TF32 tensor-core math, on the machinery Hopper added for it.
+//                (1) Copies: the threads no longer copy tiles. One thread hands the Tensor Memory
+//                Accelerator (TMA) a tensor map, made on the host, and a tile's coordinates; the
+//                TMA copies the box into shared memory in the 128-byte swizzled layout the tensor
+//                cores read, rounds each float to TF32 on the way (the map's element type), fills
 //                what lies outside the matrix with zeros, and counts the bytes on an mbarrier.
-//                (2) A ring of STAGES buffers, each with a "full" and an "empty" mbarrier, and
-//                specialised warpgroups: one producer (its one working thread issues the copies)
-//                runs up to STAGES K steps ahead of two consumers. (3) The consumers multiply with
-//                wgmma.mma_async: 128 threads issue one 64x256x8 TF32 product whose 256-wide operand
-//                the tensor cores read from shared memory themselves, asynchronously. (4) Blocks
-//                run in clusters of CLUSTER_N along N; the two blocks of a cluster need the same
-//                tile of A, and each fetches half of it for both (TMA multicast).
-//                TF32 wgmma reads both shared-memory operands only "K-major" (k contiguous). A is
+//                (2) Pipeline: a ring of STAGES buffers, each with a "full" and an "empty"
+//                mbarrier, and specialised warpgroups: a producer (one thread issues the copies)
+//                runs up to STAGES K steps ahead of two consumers.
+//                (3) Math: the consumers issue wgmma.mma_async, a 64x256x8 TF32 product per
+//                warpgroup (128 threads) whose 256-wide operand the tensor cores read from shared
+//                memory themselves, asynchronously, while the threads go on.
+//                (4) Clusters and a persistent grid: two blocks side by side along N share A's tile,
+//                each fetching half of it for both (TMA multicast); as many clusters as fit on the
+//                GPU walk the tiles, so a block's producer loads the next tile while its consumers
+//                store the last.
+//                TF32 wgmma reads its shared-memory operands only "K-major" (k contiguous). A is
 //                K-major, B (K x N, row-major) is not. So the kernel computes the transposed
 //                product, C^T = B^T A^T: wgmma's first operand, 64 columns of B as a 64 x 8 matrix,
-//                comes from registers (each thread loads its four elements from B's tile, any
-//                layout is fine there); wgmma's second operand is A's tile exactly as the TMA
-//                stored it; the accumulators are a 64 x 256 tile of C^T, stored transposed.
-// Prediction:    chapter 11 moves every operand through registers with ldmatrix-class loads and
-//                mma.sync; here the 256-wide operand never passes through a register, the copy
-//                costs the SM no instructions, and the tensor cores have a queue of MMAs. At 4096^3
-//                the work is 137.4 GFLOP; at cuBLAS TF32's rate (365-381 TFLOP/s here) that is
-//                0.36-0.38 ms. We aim for 95% of cuBLAS TF32 or better at 4096^3 and 8192^3.
-// Metric:        sm__pipe_tensor_op_hmma_cycles_active (tensor pipe utilization) rises toward
-//                cuBLAS's; issue slots used fall (no copy instructions, one MMA per 64x256x8).
+//                comes from registers (each thread loads its four elements from B's tile, where
+//                any layout will do); wgmma's second operand is A's tile exactly as the TMA stored
+//                it; the accumulators are a 64 x 256 tile of C^T, stored transposed.
+// Prediction:    4096^3 is 137.4 GFLOP: 0.26 ms at the tensor cores' TF32 peak (535 TFLOP/s at
+//                1980 MHz). Per SM and K step the tensor cores need 1024 cycles and the TMA brings
+//                48 KB: 48 bytes per cycle into each SM, 32 of them read from L2 by the block
+//                itself (its partner's multicast brings the rest). Bound by the tensor cores, like
+//                cuBLAS TF32 (0.34-0.38 ms on this GPU): we aim for 95% of it or better at 4096^3
+//                and 8192^3.
+// Metric:        sm__pipe_tensor_op_hmma_cycles_active (tensor pipe utilization) reaches cuBLAS's;
+//                issue slots used stay low (no copy instructions, one MMA per 64x256x8).
 // Assumes:       sm_90a (the binary is built for it alone). Row-major A (lda >= k), B (ldb >= n),
 //                C (ldc >= n); any M, N, K >= 1. The TMA needs 16-byte aligned rows: lda and ldb
 //                multiples of 4 and A, B 16-byte aligned; otherwise the launcher first copies A
@@ -47,16 +52,16 @@ namespace ch12 {
 
 // The block tile: BLOCK_M rows x BLOCK_N columns of C, BLOCK_K of K per stage, STAGES stages. A
 // reader may try STAGES = 3 (less latency hidden), CLUSTER_N = 1 (no multicast: each block
-// fetches all of A's tile itself) or BLOCK_N = 64 (one consumer warpgroup); the static_asserts
-// keep the rest consistent.
+// fetches all of A's tile itself), CLUSTER_M = 2 (pairs along M share B's tile instead, or as well),
+// GROUP_M or PERSISTENT = 0; the static_asserts keep the rest consistent.
 constexpr int BLOCK_M = 256;  // = wgmma's N, its largest
 constexpr int BLOCK_N = 128;  // = CONSUMERS x wgmma's M (64)
 constexpr int BLOCK_K = 32;   // 32 floats = 128 bytes: one row of the 128-byte swizzle
 constexpr int STAGES = 4;
-constexpr int CLUSTER_N = 2;  // blocks per cluster side by side along N: they share A's tile
-constexpr int CLUSTER_M = 1;  // blocks per cluster stacked along M: they share B's tile
-constexpr int GROUP_M = 8;    // the persistent schedule walks bands of GROUP_M cluster rows (L2 reuse)
-constexpr int PERSISTENT = 1; // 1: as many clusters as fit at once walk the units of work; 0: one cluster per unit
+constexpr int CLUSTER_N = 2;   // blocks per cluster side by side along N: they share A's tile
+constexpr int CLUSTER_M = 1;   // blocks per cluster stacked along M: they share B's tile
+constexpr int GROUP_M = 8;     // the persistent schedule walks bands of GROUP_M cluster rows (L2 reuse)
+constexpr int PERSISTENT = 1;  // 1: as many clusters as fit walk the units of work; 0: one cluster per unit
 
 // wgmma.mma_async.m64n256k8.f32.tf32.tf32: D (64 x 256, FP32) += A (64 x 8, registers) x B (8 x 256,
 // shared memory), issued by one warpgroup (4 warps, 128 threads).
@@ -65,9 +70,9 @@ constexpr int WARPGROUP = 4 * WARP_SIZE;
 constexpr int WGMMA_M = 64;
 constexpr int WGMMA_N = BLOCK_M;
 constexpr int WGMMA_K = 8;
-constexpr int CONSUMERS = BLOCK_N / WGMMA_M;                 // consumer warpgroups: 2
-constexpr int NUM_THREADS = (1 + CONSUMERS) * WARPGROUP;     // one producer warpgroup + consumers: 384
-constexpr int ACC = WGMMA_M * WGMMA_N / WARPGROUP;           // accumulators per consumer thread: 128
+constexpr int CONSUMERS = BLOCK_N / WGMMA_M;              // consumer warpgroups: 2
+constexpr int NUM_THREADS = (1 + CONSUMERS) * WARPGROUP;  // one producer warpgroup + consumers: 384
+constexpr int ACC = WGMMA_M * WGMMA_N / WARPGROUP;        // accumulators per consumer thread: 128
 static_assert(BLOCK_N % WGMMA_M == 0 && CONSUMERS >= 1, "each consumer warpgroup owns 64 columns of C");
 static_assert(WGMMA_N % 8 == 0 && WGMMA_N >= 8 && WGMMA_N <= 256, "wgmma's N: a multiple of 8 up to 256");
 static_assert(ACC == 128, "wgmma_tf32 below is written out for m64n256k8 (128 accumulators per thread)");
@@ -80,10 +85,10 @@ constexpr int SWIZZLE_ATOM_BYTES = 8 * SWIZZLE_BYTES;  // 8 rows: the unit the s
 constexpr int B_BOX_N = SWIZZLE_BYTES / 4;             // 32 columns of B per TMA box
 static_assert(BLOCK_K * 4 == SWIZZLE_BYTES, "a row of A's tile is one swizzle row");
 static_assert(BLOCK_N % B_BOX_N == 0, "B's tile is whole boxes");
-constexpr int A_TILE_BYTES = BLOCK_M * BLOCK_K * 4;       // 32 KB
-constexpr int B_BOX_BYTES = BLOCK_K * B_BOX_N * 4;        // 4 KB
+constexpr int A_TILE_BYTES = BLOCK_M * BLOCK_K * 4;            // 32 KB
+constexpr int B_BOX_BYTES = BLOCK_K * B_BOX_N * 4;             // 4 KB
 constexpr int B_TILE_BYTES = BLOCK_N / B_BOX_N * B_BOX_BYTES;  // 16 KB
-constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;  // 48 KB: what the full barrier waits for
+constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;       // 48 KB: what the full barrier waits for
 static_assert(A_TILE_BYTES % SWIZZLE_ATOM_BYTES == 0 && B_BOX_BYTES % SWIZZLE_ATOM_BYTES == 0,
               "tiles and boxes start on 1024-byte boundaries");
 // Multicast: the CLUSTER_N blocks of a cluster row (same tile rows) each fetch A_BOX_M of A's
@@ -160,12 +165,13 @@ __device__ __forceinline__ void cluster_sync() {
 // the same barrier, in every block of the cluster named in `mask`.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar,
-                                                      uint16_t mask) {
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1,
+                                                      uint32_t bar, uint16_t mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
@@ -210,6 +216,7 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[ACC]) {
 }
 
 // d (64 x 256) += a (64 x 8, this thread's 4 elements) x the 8 x 256 K-major tile at desc_b.
+// clang-format off
 __device__ __forceinline__ void wgmma_tf32(float (&d)[ACC], const uint32_t (&a)[4], uint64_t desc_b) {
   asm volatile(
       "{\n"
@@ -253,18 +260,21 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[ACC], const uint32_t (&a)[
         "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
+// clang-format on
 
 // ---------------------------------------------------------------------------------------------
 // The kernel. C = alpha * A * B + beta * C; with beta == 0, C is not read.
 //
-// Who does what, per block (tile rows block_m .. +BLOCK_M of C, columns block_n .. +BLOCK_N):
-//   warpgroup 0, thread 0 (producer): for each K step kt, waits until stage kt % STAGES is empty,
-//     arms its full barrier with the stage's byte count, and issues the copies: its share of A's
-//     tile (multicast to the cluster) and B's tile as BLOCK_N / B_BOX_N boxes.
+// Who does what, per block, for each of its tiles (rows block_m .. +BLOCK_M of C, columns
+// block_n .. +BLOCK_N) in turn:
+//   warpgroup 0, thread 0 (producer): for each K step, waits until the next stage of the ring is
+//     empty, arms its full barrier with the stage's byte count, and issues the copies: its share
+//     of A's tile (multicast to its cluster row) and of B's tile (BLOCK_N / B_BOX_N boxes).
 //   warpgroups 1 .. CONSUMERS (consumers): consumer c owns columns c*64 .. c*64+63 of the tile and
 //     all BLOCK_M rows. For each K step: wait until the stage is full, load the B fragments into
 //     registers, issue BLOCK_K / 8 wgmmas, and once the previous stage's wgmmas have finished,
-//     tell every producer of the cluster that that stage is empty.
+//     tell every producer that writes into this block that that stage is empty. After the last K
+//     step, the epilogue stores the tile while the producer already fills the ring for the next.
 //
 // The transposed product. wgmma computes D (64 x 256) += A_w (64 x 8) * B_w (8 x 256) with B_w in
 // shared memory K-major. Here A_w[r][k] = B[k][n(r)] (B's tile, from registers), B_w[k][c] =
@@ -280,7 +290,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
   // TMA and wgmma both compute it from the address).
   const uint32_t raw = smem_u32(smem_raw);
   const uint32_t base = (raw + SWIZZLE_ATOM_BYTES - 1) / SWIZZLE_ATOM_BYTES * SWIZZLE_ATOM_BYTES;
-  const uint8_t* smem = smem_raw + (base - raw);  // the same place, as a pointer
+  const uint8_t* smem = smem_raw + (base - raw);          // the same place, as a pointer
   const uint32_t full_bar = base + STAGES * STAGE_BYTES;  // STAGES barriers of 8 bytes: "stage s holds data"
   const uint32_t empty_bar = full_bar + STAGES * 8;       // STAGES barriers: "stage s may be overwritten"
 
@@ -303,7 +313,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
   const int cluster = blockIdx.x / CLUSTER_N, clusters = gridDim.x / CLUSTER_N;
   auto tile_of = [&](int u, int& block_m, int& block_n) {
     const int per_band = GROUP_M * units_n;
-    const int first = u / per_band * GROUP_M;         // the band's first unit row
+    const int first = u / per_band * GROUP_M;        // the band's first unit row
     const int rows = min(GROUP_M, units_m - first);  // unit rows in this band (the last may be short)
     const int r = u % per_band;
     block_m = ((first + r % rows) * CLUSTER_M + cy) * BLOCK_M;
@@ -377,14 +387,14 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
     //   n_col = 64*consumer + 32*(warp/2) + 8*(warp%2) + 16*((g/2)%2) + 4*(g/4) + 2*(g%2)
     // (every bit of the 64 columns set by exactly one term: a permutation). Its fragment elements
     // (n, k) are B[k][n_col] and B[k][n_col + 1], k = 8*step + t and + 4: two 8-byte loads.
-    const int n_col = consumer * WGMMA_M + 32 * (warp / 2) + 8 * (warp % 2) + 16 * ((g / 2) % 2) + 4 * (g / 4) +
-                      2 * (g % 2);
+    const int n_col =
+        consumer * WGMMA_M + 32 * (warp / 2) + 8 * (warp % 2) + 16 * ((g / 2) % 2) + 4 * (g / 4) + 2 * (g % 2);
     // Where (k, n) of B's tile lies: box n / 32, row k (128 bytes), 16-byte chunk ((n % 32) / 4)
     // XOR (k % 8) (the 128-byte swizzle), float n % 4. For this thread k % 8 is t or t + 4 in every
     // k-step, so two offsets serve the whole stage; step kk adds 8 rows (1024 bytes).
     const int chunk = (n_col % B_BOX_N) / 4;
-    const int frag_lo = A_TILE_BYTES + (n_col / B_BOX_N) * B_BOX_BYTES + t * SWIZZLE_BYTES + (chunk ^ t) * 16 +
-                        (n_col % 4) * 4;
+    const int frag_lo =
+        A_TILE_BYTES + (n_col / B_BOX_N) * B_BOX_BYTES + t * SWIZZLE_BYTES + (chunk ^ t) * 16 + (n_col % 4) * 4;
     const int frag_hi = A_TILE_BYTES + (n_col / B_BOX_N) * B_BOX_BYTES + (t + 4) * SWIZZLE_BYTES +
                         (chunk ^ (t + 4)) * 16 + (n_col % 4) * 4;
 
@@ -513,17 +523,20 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 // A tensor map over the row-major rows x cols matrix X (leading dimension ld floats) that the TMA
-// copies in boxes of box_rows x box_cols floats, 128-byte swizzled, zeros outside the matrix.
+// copies in boxes of box_rows x box_cols floats, 128-byte swizzled, zeros outside the matrix. The
+// element type TFLOAT32 makes the TMA round every float to TF32 as it copies; with FLOAT32 the
+// tensor cores would get the FP32 bits and use only their TF32 part (truncation: on 4096^3 the
+// error against FP32 is 2.7 times larger, 6.9e-4 instead of 2.6e-4).
 inline CUtensorMap make_tensor_map(const float* X, int rows, int cols, int ld, int box_rows, int box_cols) {
   CUtensorMap map;
   const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};  // fastest-varying first
-  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};    // bytes from one row to the next
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(float)};   // bytes from one row to the next
   const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(X), dims, strides,
-                                          box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 2, const_cast<float*>(X), dims, strides, box,
+                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     throw tut::CudaError("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ") for a " +
                          std::to_string(rows) + " x " + std::to_string(cols) + " matrix, ld " + std::to_string(ld));
