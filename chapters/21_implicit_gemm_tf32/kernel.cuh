@@ -1,31 +1,34 @@
 // Chapter 21: implicit GEMM on tensor cores (TF32).
 //
 // What changed:  chapter 19's kernel with its inner product moved from the FMA units to the tensor
-//                cores: each warp's 64 x 32 piece of the block tile is 4 x 4 tiles of
-//                mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (Part I's chapter 11 math:
-//                warp-level mma.sync, fragments loaded by hand from shared memory; chapter 12's
-//                TMA + wgmma needs a tensor laid out in memory as a box, and the gathered input is
-//                not one). Tensor cores finish a K step ~8x faster than the FMA units, so the copy
+//                cores: a warp's piece of the block tile is 4 x 8 (or 4 x 4) tiles of
+//                mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, Part I's chapter 11 math
+//                (warp-level mma.sync, fragments loaded by hand from shared memory; chapter 12's
+//                TMA + wgmma wants each operand as a box of a tensor in memory, and the gathered input
+//                is not one). Tensor cores finish a K step ~8x faster than the FMA units, so the copy
 //                must keep up: BLOCK_K 16 -> 32, and chapter 19's two buffers with a register
 //                prefetch become a STAGES = 3 deep cp.async pipeline (global -> shared with no
-//                registers in between; the padding of the gather is cp.async's zero-fill, src-size 0).
-//                Data is rounded to TF32 (cvt.rna) in shared memory, once per element, by the thread
-//                that copied it, after its copies land and before the barrier. Filter fragments come
-//                in with ldmatrix (one instruction for a 16 x 8 A fragment), input fragments with
-//                conflict-free 32-bit loads (rows padded by 8 floats). Accumulators stay in the mma's
-//                C-fragment layout; chapter 19's guarded epilogue stores them (float2 where it can).
-//                Chapter 19's tile rule (tile shape x split-K from the SM count and occupancy) with
-//                this kernel's shapes (128 x 128: 8 warps; 64 x 128: 4 warps) and costs.
-// Prediction:    seed_3x3 is 28.9 M mma instructions; at a third of the tensor cores' mma.sync rate
-//                (~0.3 mma per clock per SM, ~150 TFLOP/s) that is ~0.4 ms: 3x chapter 19 (1.285
-//                ms) and faster than cuDNN's default math (0.50 ms in anchors.md). The smaller
-//                layers gain less: their time goes to the gather, the first loads, the epilogue and
-//                split-K's second pass, which the tensor cores do not speed up. Geometric mean over
-//                the layer table: >= 1.0x cuDNN with default math (TF32), timed in the same process.
+//                registers in between; the padding of the gather is cp.async's zero-fill). Filter
+//                fragments come in with ldmatrix (one instruction per 16 x 8 A fragment), input
+//                fragments with 16-byte loads from rows whose 32-pixel chunks are stored transposed
+//                (x_slot: one load gives the B value of 4 MMA tiles, no bank conflict). Rounding to
+//                TF32 (round to nearest): the filter tile with cvt.rna in shared memory, once per
+//                block, by the thread that copied it; the input values in registers as they are
+//                loaded into fragments. Accumulators stay in the mma's C-fragment layout; chapter
+//                19's guarded epilogue stores them (float2 where it can). Chapter 19's tile rule
+//                (tile shape x split-K from the SM count and occupancy) with this kernel's shapes,
+//                128 x 128 as 2 x 2 warps of 64 x 64 and 64 x 128 as 1 x 4 warps of 64 x 32, and
+//                their cost per K step counted in instructions instead of FMAs.
+// Prediction:    (written before the first measurement) seed_3x3 is 28.9 M mma instructions; at a
+//                third of the tensor cores' mma.sync rate (~0.3 mma per clock per SM, ~150 TFLOP/s)
+//                that is ~0.4 ms: 3x chapter 19 (1.285 ms) and faster than cuDNN's default math
+//                (0.50 ms in anchors.md). The smaller layers gain less: their time goes to the
+//                gather, the first loads, the epilogue and split-K's second pass, which the tensor
+//                cores do not speed up. Geometric mean over the layer table: >= 1.0x cuDNN with
+//                default math (TF32), timed in the same process.
 // Metric:        sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active (tensor pipe)
-//                rises from 0 to tens of percent while sm__pipe_fma_cycles_active falls to the
-//                address arithmetic; sm__inst_executed_pipe_lsu (the gather's cp.async and the
-//                fragment loads) becomes the largest instruction count after the mma.
+//                rises from ~0 to tens of percent while sm__pipe_fma_cycles_active falls to the
+//                address arithmetic.
 // Assumes:       any valid problem (any N, C, H, W, K, R, S, padding, stride, dilation); tensors below
 //                2^31 elements. Any pointer works; the fast paths need C*R*S % 4 == 0 and w 16-byte
 //                aligned (16-byte cp.async of the filter), P*Q even and y 8-byte aligned (float2 stores
@@ -44,35 +47,43 @@
 namespace ch21 {
 
 // The block tile of Y (BLOCK_M filters x BLOCK_N output pixels) is a template parameter, chosen per
-// problem by the launcher (plan()): 128 x 128 with 8 warps, or 64 x 128 with 4 warps for layers with
-// 64 filters. Every warp computes a WARP_M x WARP_N piece as MMA tiles of MMA_M x MMA_N, MMA_K taps
-// at a time; BLOCK_K taps per pipeline stage. A reader may try WARP_M = 32 (more warps, fewer
-// accumulators each) or STAGES = 4 (one block per SM for 128 x 128: see the shared-memory sizes).
+// problem by the launcher (plan()): 128 x 128 as 2 x 2 warps of 64 x 64, or 64 x 128 as 1 x 4 warps
+// of 64 x 32 (layers with 64 filters). Every warp computes its WARP_M x WARP_N piece as MMA tiles of
+// MMA_M x MMA_N, MMA_K taps at a time; BLOCK_K taps per pipeline stage. A reader may try
+// WARP_N_LARGE = 32 (8 warps of 64 x 32 in the 128 x 128 tile: measured 3% slower on seed_3x3) or
+// STAGES = 4 (one block per SM for 128 x 128: see the shared-memory sizes).
 constexpr int BLOCK_K = 32;
 constexpr int WARP_M = 64;
-constexpr int WARP_N = 32;
+constexpr int WARP_N_LARGE = 64;  // the warp tile's width in the 128 x 128 shape: 2 x 2 warps
+constexpr int WARP_N_SMALL = 32;  // ... in the 64 x 128 shape: 1 x 4 warps
 constexpr int MMA_M = 16, MMA_N = 8, MMA_K = 8;  // mma.sync.m16n8k8 with TF32 inputs
 constexpr int WARP_SIZE = 32;
 constexpr int STAGES = 3;
-static_assert(WARP_M % MMA_M == 0 && WARP_N % MMA_N == 0, "MMA tiles cover the warp tile");
-static_assert(BLOCK_K % MMA_K == 0, "a K step is whole MMA steps");
+static_assert(WARP_M % MMA_M == 0 && BLOCK_K % MMA_K == 0, "MMA tiles cover the warp tile and the K step");
+static_assert(WARP_N_LARGE % WARP_SIZE == 0 && WARP_N_SMALL % WARP_SIZE == 0, "warp tiles are whole 32-pixel chunks");
 static_assert(STAGES >= 2, "the pipeline needs a stage to fill while one is computed");
-constexpr int FRAGS_M = WARP_M / MMA_M;  // 4 MMA tiles down a warp tile
-constexpr int FRAGS_N = WARP_N / MMA_N;  // 4 across
-// Registers: FRAGS_M x FRAGS_N x 4 = 64 accumulators + fragments (16 + 8) + the gather's coordinates
-// must fit in 65536 / (256 threads x MIN_BLOCKS_PER_SM) = 128 for the 128 x 128 shape.
+// Registers: a 64 x 64 warp tile holds 128 accumulators per thread, plus fragments (16 + 16) and the
+// gather's coordinates: within the 255 that two blocks of 128 threads per SM allow.
 constexpr int MIN_BLOCKS_PER_SM = 2;
 
-// Padding of the shared tiles, in floats (why: the fragment loads, below).
+// The shared tiles and their padding, in floats (why: the fragment loads, below).
 //   Ws[m][k], a filter's BLOCK_K taps along a row of BLOCK_K + A_PAD = 36 floats: rows 144 bytes
 //   apart, so the 8 rows of a 16-byte-wide ldmatrix matrix start in 8 different 16-byte bank groups.
-//   Xs[k][n], a tap's BLOCK_N pixels along a row of BLOCK_N + B_PAD floats, B_PAD = 8: the 32 lanes
-//   of a B-fragment load read rows t (0..3) and columns g (0..7), at banks 8t + g: all 32 differ.
+//   Xs[k][n], a tap's BLOCK_N pixels along a row of BLOCK_N + B_PAD floats, each 32-pixel chunk
+//   stored transposed (x_slot below): pixel 8a + b of the chunk (a < 4, b < 8) at slot 4b + a. Lane
+//   (g, t) of an mma needs pixel g of MMA tiles jn = 0..3 of a chunk, pixels g, 8 + g, 16 + g, 24 + g:
+//   now one 16-byte load, slots 4g .. 4g + 3. With B_PAD = 8 the rows are 2 bank groups apart, and
+//   the 8 lanes of each quarter-warp, t = 0..3 and two g, read groups 2t + g: all 8 differ.
 constexpr int A_PAD = 4;
 constexpr int B_PAD = 8;
 constexpr int A_LD = BLOCK_K + A_PAD;
 static_assert(A_LD % 4 == 0 && (A_LD / 4) % 2 == 1, "rows of Ws are 16-byte aligned, an odd number of groups apart");
-static_assert(B_PAD % 32 == 8, "rows of Xs are 8 banks apart");
+static_assert(B_PAD % 32 == 8, "rows of Xs are 2 bank groups apart");
+
+// The slot of pixel p (0 <= p < BLOCK_N) in a row of Xs: within each chunk of 32, 8a + b -> 4b + a.
+// A warp's 32 gathers of one tap, pixels l = 0..31 of a chunk, land in slots 4(l % 8) + l / 8: all
+// 32 banks, no conflict.
+__host__ __device__ constexpr int x_slot(int p) { return (p & ~31) | ((p & 7) << 2) | ((p >> 3) & 3); }
 
 // 128-bit copies move VEC floats.
 constexpr int VEC = 4;
@@ -189,12 +200,23 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // FP32 -> TF32, round to nearest with ties away from zero: the 13 low bits of the result are zero.
-// (The tensor cores would otherwise just drop those bits: truncation, twice the error.)
+// (The tensor cores would otherwise just drop those bits: truncation, twice the error.) On sm_90
+// this is three instructions: a test for infinity or NaN, an add of half a TF32 unit (bit 12) to
+// the magnitude, and a mask that clears the 13 low bits.
 __device__ __forceinline__ float to_tf32(float v) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(v));
   return __uint_as_float(r);
 }
+
+// The same rounding for a value that goes straight into an mma operand, in one instruction: the
+// tensor core reads only the top 19 bits of a .tf32 operand, so the mask is not needed, and adding
+// bit 12 carries into bit 13 exactly when cvt.rna would round up. The test is not needed either for
+// finite values and infinities (0x7f800000 + 0x1000 still reads as infinity); only a NaN whose 10
+// top fraction bits are all ones could carry into the sign. As a plain add, the result lands
+// directly in the register pair the mma wants (the predicated add of cvt.rna updates its register in
+// place, and ptxas then copies every value into its pair: two moves per mma, measured in the SASS).
+__device__ __forceinline__ unsigned tf32_operand(float v) { return __float_as_uint(v) + 0x1000u; }
 
 // ldmatrix.x4: the 32 lanes name the rows of four 8 x 16-byte matrices (lane l: matrix l / 8, row
 // l % 8); lane l receives, from each matrix, 4 bytes of row l / 4 at column l % 4. Read as 32-bit
@@ -231,6 +253,7 @@ __device__ __forceinline__ void gather_async(unsigned dst, const float* __restri
 }
 
 // The shared memory of one block of shape BLOCK_M x BLOCK_N: STAGES of each tile, then the columns.
+// Xs rows hold the slots x_slot(p) (a permutation of 0 .. BLOCK_N - 1), then the padding.
 template <int BLOCK_M, int BLOCK_N>
 struct SharedLayout {
   static constexpr int B_LD = BLOCK_N + B_PAD;
@@ -247,13 +270,16 @@ struct SharedLayout {
 // written in NKPQ order to y + blockIdx.z * split_stride (split-K: the launcher sums the parts).
 // vec_y (P*Q even, y 8-byte aligned): two consecutive columns 2t, 2t + 1 of a C fragment lie in one
 // image and are contiguous in y, so they go out as one float2.
-template <int BLOCK_M, int BLOCK_N, bool VEC_A>
+template <int BLOCK_M, int BLOCK_N, int WARP_N, bool VEC_A>
 __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP_SIZE, MIN_BLOCKS_PER_SM)
     tf32_implicit_gemm_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ w,
                               float* __restrict__ y, bool vec_y, int split_taps, std::size_t split_stride) {
   // The sizes that depend on the tile shape.
   constexpr int WARPS_M = BLOCK_M / WARP_M;  // 2 or 1 rows of warps
-  constexpr int WARPS_N = BLOCK_N / WARP_N;  // 4 columns of warps
+  constexpr int WARPS_N = BLOCK_N / WARP_N;  // 2 or 4 columns of warps
+  constexpr int FRAGS_M = WARP_M / MMA_M;    // 4 MMA tiles down a warp tile
+  constexpr int FRAGS_N = WARP_N / MMA_N;    // 8 or 4 across
+  constexpr int CHUNKS_N = WARP_N / WARP_SIZE;  // 32-pixel chunks of Xs per warp tile (x_slot)
   constexpr int NUM_WARPS = WARPS_M * WARPS_N;
   constexpr int NUM_THREADS = NUM_WARPS * WARP_SIZE;
   static_assert(BLOCK_M % WARP_M == 0 && BLOCK_N % WARP_N == 0, "the warps split the block tile evenly");
@@ -268,9 +294,10 @@ __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP
   constexpr int A_COPIES = BLOCK_M / A_ROW_STEP;
   static_assert(NUM_THREADS % A_PER_ROW == 0 && BLOCK_M % A_ROW_STEP == 0, "the threads split the filter tile exactly");
   // The input copy (chapter 19's): warp w gathers rows (taps) w, w + NUM_WARPS, ... of the tile,
-  // lane l the columns l, l + WARP_SIZE, ...: a warp's copies of one tap are 32 consecutive pixels.
+  // lane l the columns l, l + WARP_SIZE, ...: a warp's copies of one tap are 32 consecutive pixels,
+  // which land in the 32 slots of one chunk of Xs (x_slot).
   static_assert(BLOCK_K % NUM_WARPS == 0 && BLOCK_N % WARP_SIZE == 0, "the warps cover the input tile exactly");
-  constexpr int B_ROWS = BLOCK_K / NUM_WARPS;  // 4 (8 warps) or 8 (4 warps) taps per thread
+  constexpr int B_ROWS = BLOCK_K / NUM_WARPS;  // 8 taps per thread with 4 warps
   constexpr int B_COLS = BLOCK_N / WARP_SIZE;  // 4 columns per thread
 
   extern __shared__ __align__(16) unsigned char smem[];
@@ -300,6 +327,7 @@ __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP
     return unsigned(min(block_row + a_row + i * A_ROW_STEP, g.filters - 1)) * unsigned(g.taps) + unsigned(kk);
   };
   const int b_row = warp, b_col = lane;  // this thread's first tap and first column of the input tile
+  const int b_slot = x_slot(b_col);      // ...and that column's slot; column b_col + j * 32 is at b_slot + j * 32
 
   // Global -> shared, asynchronously: this thread's share of both tiles of the K step at taps kk0..,
   // into stage `st`. A filter chunk past k_end is zero-filled (C*R*S % 4 == 0 with VEC_A, and split
@@ -327,14 +355,16 @@ __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP
       const int row = b_row + i * NUM_WARPS;
       const Tap t = decode_tap(g, kk0 + row, k_end);  // once per row, for B_COLS columns
 #pragma unroll
-      for (int j = 0; j < B_COLS; ++j) gather_async(smem_addr(xs + row * B_LD + b_col + j * WARP_SIZE), x, g, cols[j], t);
+      for (int j = 0; j < B_COLS; ++j) gather_async(smem_addr(xs + row * B_LD + b_slot + j * WARP_SIZE), x, g, cols[j], t);
     }
   };
 
-  // FP32 -> TF32 in shared memory, by the thread that copied the values (its own copies are visible
-  // to it after cp_async_wait; nobody else's are, until the barrier). Each value is rounded once per
-  // block, where rounding fragments would round it once per warp that reads it (2x for the filter, 4x
-  // for the input), and cvt.rna is three instructions.
+  // FP32 -> TF32, the filter tile in shared memory: by the thread that copied the values (its own
+  // copies are visible to it after cp_async_wait; nobody else's are, until the barrier), once per
+  // block. Read by WARPS_N warps, through ldmatrix, its values would cost WARPS_N roundings each in
+  // registers. The input tile is rounded in registers instead, after each fragment load (compute_step):
+  // WARPS_M roundings per value (2 or 1), and no second pass over shared memory, whose bandwidth is
+  // what the mma loop runs short of.
   auto round_tiles = [&](int st) {
     float* ws = Ws + st * L::W_STAGE;
 #pragma unroll
@@ -345,15 +375,6 @@ __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP
         v = make_float4(to_tf32(v.x), to_tf32(v.y), to_tf32(v.z), to_tf32(v.w));
         *reinterpret_cast<float4*>(p) = v;
       } else {
-        *p = to_tf32(*p);
-      }
-    }
-    float* xs = Xs + st * L::X_STAGE;
-#pragma unroll
-    for (int i = 0; i < B_ROWS; ++i) {
-#pragma unroll
-      for (int j = 0; j < B_COLS; ++j) {
-        float* p = xs + (b_row + i * NUM_WARPS) * B_LD + b_col + j * WARP_SIZE;
         *p = to_tf32(*p);
       }
     }
@@ -369,7 +390,8 @@ __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP
   const int ld_k = 4 * (lane / 16);
 
   // The math of one K step on stage `st`: per MMA_K taps, FRAGS_M ldmatrix.x4 for the filter
-  // fragments, 2 x FRAGS_N 32-bit loads for the input fragments, FRAGS_M x FRAGS_N mma.
+  // fragments, 2 x CHUNKS_N 16-byte loads for the input fragments (each the b[0] or b[1] of 4 MMA
+  // tiles: x_slot), rounded to TF32, then FRAGS_M x FRAGS_N mma.
   auto compute_step = [&](int st) {
     const float* ws = Ws + st * L::W_STAGE;
     const float* xs = Xs + st * L::X_STAGE;
@@ -379,10 +401,16 @@ __global__ void __launch_bounds__((BLOCK_M / WARP_M) * (BLOCK_N / WARP_N) * WARP
 #pragma unroll
       for (int im = 0; im < FRAGS_M; ++im) ldmatrix_x4(a[im], smem_addr(ws + (ld_row + im * MMA_M) * A_LD + k + ld_k));
 #pragma unroll
-      for (int jn = 0; jn < FRAGS_N; ++jn) {
-        const float* p = xs + (k + t4) * B_LD + warp_col * WARP_N + jn * MMA_N + g8;
-        b[jn][0] = __float_as_uint(p[0]);         // X_col(k + t4, n)
-        b[jn][1] = __float_as_uint(p[4 * B_LD]);  // X_col(k + t4 + 4, n)
+      for (int c = 0; c < CHUNKS_N; ++c) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // X_col(k + t4, n) for b[.][0], X_col(k + t4 + 4, n) for b[.][1]
+          const float4 v =
+              *reinterpret_cast<const float4*>(xs + (k + t4 + 4 * h) * B_LD + warp_col * WARP_N + c * WARP_SIZE + 4 * g8);
+          b[4 * c + 0][h] = tf32_operand(v.x);  // pixel g8 of MMA tile 4c
+          b[4 * c + 1][h] = tf32_operand(v.y);  // pixel 8 + g8
+          b[4 * c + 2][h] = tf32_operand(v.z);
+          b[4 * c + 3][h] = tf32_operand(v.w);
+        }
       }
 #pragma unroll
       for (int im = 0; im < FRAGS_M; ++im) {
@@ -472,9 +500,14 @@ inline bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<
 // The busiest SM runs b = ceil(tiles x splits / SMs) blocks, occ at a time (occ from the CUDA
 // runtime, per shape): floor(b / occ) full rounds and a partial one for the rest, which takes
 // (b % occ) / (occ * PARTIAL_EFFICIENCY) of a full round (at most 1). A round costs its K steps +
-// BLOCK_OVERHEAD_STEPS; a split adds SPLIT_STEPS per block per slot and SPLIT_LAUNCH_STEPS. Times are
-// weighted by occ x BLOCK_M x BLOCK_N to compare shapes; the least wins, ties go to the larger
-// filter tile and to fewer splits.
+// BLOCK_OVERHEAD_STEPS; a split adds SPLIT_STEPS per block per slot and SPLIT_LAUNCH_STEPS. To
+// compare shapes, a round's K step is weighted by what it costs an SM: occ x the instructions a
+// block issues per K step (Shape::issue). Chapter 19 weighted it by the FMAs, occ x BLOCK_M x
+// BLOCK_N, which were nearly all of its loop; here the mma are 15% of the instructions and the
+// tensor pipe is not what runs out (busy 39% of the time on seed_3x3): the gather, the fragment
+// loads and the address arithmetic are, and a 64 x 128 tile pays nearly as many of them per warp as
+// a 128 x 128 one for half the mma. The least time wins; ties go to the larger filter tile and to
+// fewer splits.
 constexpr double BLOCK_OVERHEAD_STEPS = 2.0;
 constexpr double PARTIAL_EFFICIENCY = 0.8;
 // A split's partial result is written and read back: 8 bytes against BLOCK_K = 32 multiply-adds per
@@ -491,15 +524,20 @@ struct Plan {
   int split_taps = 0;
 };
 struct Shape {
-  int block_m, block_n;
+  int block_m, block_n, warp_n;
+  // Instructions one block issues per K step: the main loop's SASS instructions (cuobjdump -sass,
+  // from the cp.async wait to the loop's branch back; 16-byte filter copies) times its warps. Count
+  // them again after changing the kernel: 854 x 4 warps for 128 x 128 (128 of them mma per warp),
+  // 676 x 4 for 64 x 128 (64 mma): per multiply-add, the small tile costs 1.58x as much.
+  int issue;
 };
-constexpr Shape SHAPES[] = {{128, 128}, {64, 128}};
+constexpr Shape SHAPES[] = {{128, 128, WARP_N_LARGE, 854 * 4}, {64, 128, WARP_N_SMALL, 676 * 4}};
 constexpr int NUM_SHAPES = sizeof(SHAPES) / sizeof(SHAPES[0]);
 
 using KernelFn = void (*)(const Geometry, const float*, const float*, float*, bool, int, std::size_t);
-template <int BM, int BN>
+template <int BM, int BN, int WN>
 constexpr int threads_of() {
-  return (BM / WARP_M) * (BN / WARP_N) * WARP_SIZE;
+  return (BM / WARP_M) * (BN / WN) * WARP_SIZE;
 }
 struct Instance {
   KernelFn fn;
@@ -509,11 +547,13 @@ struct Instance {
 // The kernel instance for a shape and the filter copy (16-byte chunks or floats): four in all.
 inline Instance kernel_for(int shape, bool vec_a) {
   if (shape == 1) {
-    return {vec_a ? tf32_implicit_gemm_kernel<64, 128, true> : tf32_implicit_gemm_kernel<64, 128, false>,
-            threads_of<64, 128>(), SharedLayout<64, 128>::BYTES};
+    return {vec_a ? tf32_implicit_gemm_kernel<64, 128, WARP_N_SMALL, true>
+                  : tf32_implicit_gemm_kernel<64, 128, WARP_N_SMALL, false>,
+            threads_of<64, 128, WARP_N_SMALL>(), SharedLayout<64, 128>::BYTES};
   }
-  return {vec_a ? tf32_implicit_gemm_kernel<128, 128, true> : tf32_implicit_gemm_kernel<128, 128, false>,
-          threads_of<128, 128>(), SharedLayout<128, 128>::BYTES};
+  return {vec_a ? tf32_implicit_gemm_kernel<128, 128, WARP_N_LARGE, true>
+                : tf32_implicit_gemm_kernel<128, 128, WARP_N_LARGE, false>,
+          threads_of<128, 128, WARP_N_LARGE>(), SharedLayout<128, 128>::BYTES};
 }
 
 // The device's SM count and each shape's blocks per SM, queried once per device. The kernels' shared
@@ -562,7 +602,7 @@ inline Plan plan(const tut::ConvProblem& p, bool allow_splits = true) {
       const double rounds = double(b / occ) + std::min(1.0, double(b % occ) / (occ * PARTIAL_EFFICIENCY));
       double time = rounds * (double(steps) + BLOCK_OVERHEAD_STEPS);
       if (splits > 1) time += SPLIT_STEPS * double(units) / (double(d.sms) * occ) + SPLIT_LAUNCH_STEPS;
-      time *= double(occ) * SHAPES[s].block_m * SHAPES[s].block_n;
+      time *= double(occ) * SHAPES[s].issue;
       if (best_time == 0.0 || time < best_time) {
         best_time = time;
         best.shape = s;
