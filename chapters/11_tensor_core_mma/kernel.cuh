@@ -111,13 +111,12 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// FP32 -> TF32, rounded to nearest (ties away from zero): the 10 fraction bits the tensor cores
-// read, the low 13 bits of the result zero.
-__device__ __forceinline__ std::uint32_t to_tf32(float x) {
-  std::uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
-}
+// FP32 -> TF32, rounded to nearest, ties away from zero: half a unit of the last kept bit (bit 13)
+// added to the bits, the carry doing the rounding (into the exponent too, up to infinity). The
+// tensor cores read the top 19 bits of each operand and ignore the low 13, so those need no
+// clearing: one integer add. (cvt.rna.tf32.f32 gives the same bits for finite x but compiles to a
+// compare and a predicated add, twice the instructions, to keep NaN payloads; our inputs have none.)
+__device__ __forceinline__ std::uint32_t to_tf32(float x) { return __float_as_uint(x) + 0x1000u; }
 
 // d += a * b for one 16 x 8 x 8 slice: a 16 x 8 of A (4 registers per lane), b 8 x 8 of B (2),
 // d 16 x 8 of C (4 FP32), in the lane layouts described at the top (row.col: A row-major, B
@@ -168,12 +167,37 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   const int last_k = ALIGNED ? (K - 1) / VEC * VEC : K - 1;
   const int b_col_src = min(b_col_g, ALIGNED ? (N - 1) / VEC * VEC : N - 1);
 
+  // The fast copy of a K step wholly inside K: sources at K offset 0 (rows clamped into A) and the
+  // bytes each 16-byte copy moves (16 inside M and N, fewer at N's edge, 0 past them), fixed once.
+  const float* a_src[A_LOADS];
+  int a_bytes[A_LOADS];
+#pragma unroll
+  for (int l = 0; l < A_LOADS; ++l) {
+    a_src[l] = A + std::size_t(a_row_g[l]) * lda + a_col;
+    a_bytes[l] = a_row_ok[l] ? 16 : 0;
+  }
+  const float* b_src = B + std::size_t(b_row) * ldb + b_col_src;
+  const int b_bytes = b_cols * 4;
+
   // Issue the copy of K step `step` into stage `stage`: every element past K, M or N arrives as 0,
   // so the math needs no bounds checks (a zero adds nothing).
   auto load_stage = [&](int stage, int step) {
     const int k0 = step * BLOCK_K;
     float* as = As + stage * A_STAGE;
     float* bs = Bs + stage * B_STAGE;
+    if (ALIGNED && k0 + BLOCK_K <= K) {  // all K steps but a last, partial one: no K checks
+#pragma unroll
+      for (int l = 0; l < A_LOADS; ++l) {
+        cp_async16(&as[(a_row + l * A_ROW_STEP) * A_LD + a_col], a_src[l] + k0, a_bytes[l]);
+      }
+#pragma unroll
+      for (int l = 0; l < B_LOADS; ++l) {
+        const int r = b_row + l * B_ROW_STEP;
+        cp_async16(&bs[r * B_LD + ((b_col / VEC) ^ swz(r)) * VEC], b_src + std::size_t(k0 + l * B_ROW_STEP) * ldb,
+                   b_bytes);
+      }
+      return;
+    }
 #pragma unroll
     for (int l = 0; l < A_LOADS; ++l) {
       const int r = a_row + l * A_ROW_STEP;
