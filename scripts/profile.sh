@@ -26,7 +26,8 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 python=$(cat build/python)
 
 # What the chapters talk about: time, throughput, traffic, coalescing, bank conflicts,
-# shared-memory wavefronts, instruction mix, occupancy and the main stall reasons.
+# shared-memory wavefronts, instruction mix, occupancy, the main stall reasons and (chapters 11,
+# 12, 21) how busy the tensor pipe is and how many bytes cross L2.
 metrics=(
   gpu__time_duration.sum
   sm__throughput.avg.pct_of_peak_sustained_elapsed
@@ -65,6 +66,11 @@ metrics=(
   smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio
   smsp__average_warps_issue_stalled_wait_per_issue_active.ratio
   smsp__issue_active.avg.pct_of_peak_sustained_active
+  sm__inst_issued.avg.pct_of_peak_sustained_active
+  sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+  sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed
+  sm__inst_executed_pipe_tensor_op_hmma.sum
+  lts__t_bytes.sum
   sm__cycles_active.avg
   sm__cycles_elapsed.avg
 )
