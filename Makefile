@@ -2,7 +2,7 @@
 #   make tutorial   build, run every chapter on the GPU, regenerate plots/data, the charts and the tables (PART=gemm|conv|gcn: one part)
 #   make test       build everything and run every test (GPU self-tests are skipped without a GPU)
 #   make profile CHAPTER=01 [PROFILE_ARGS="--m 4096 --n 4096 --k 4096", "--layer NAME" or "--graph FILE"]   Nsight Compute on one chapter
-#   make sanitize   compute-sanitizer (memcheck, racecheck, synccheck) over every chapter's small self-test (PART= as above)
+#   make sanitize   compute-sanitizer (memcheck, racecheck, synccheck) over every chapter's small self-test (PART= as above; STEPS="NN_name ...": only those)
 #   make figures    redraw the chapters' explanatory pictures
 # PRESET=release|debug|ci chooses the CMake preset (build/<preset>); JOBS sets build parallelism.
 
@@ -11,6 +11,7 @@ BUILD := build/$(PRESET)
 JOBS ?= $(shell nproc 2>/dev/null || echo 4)
 CHAPTER ?= 01
 PROFILE_ARGS ?=
+STEPS ?=
 PART ?= all
 PYTHON = "$$(cat build/python)"
 
@@ -45,7 +46,7 @@ profile: gpu-check build
 	scripts/profile.sh $(BUILD) $(CHAPTER) $(PROFILE_ARGS)
 
 sanitize: gpu-check build
-	scripts/sanitize.sh $(BUILD) $(PART)
+	STEPS="$(STEPS)" scripts/sanitize.sh $(BUILD) $(PART)
 
 clean:
 	rm -rf build

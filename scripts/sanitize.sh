@@ -6,6 +6,7 @@
 set -uo pipefail
 build=${1:?usage: sanitize.sh BUILD_DIR [PART]}
 only=${2:-all}   # gemm, conv, gcn: that part's steps only
+steps=${STEPS:-}  # STEPS="11_tensor_core_mma 21_implicit_gemm_tf32": only these steps
 manifest=$build/chapters.tsv
 [ -f "$manifest" ] || { echo "sanitize: $manifest not found: build first"; exit 2; }
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -13,9 +14,10 @@ cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 mkdir -p "$build/sanitize"
 
 failures=0
-while IFS=$'\t' read -r kind part name title binary source; do
+while IFS=$'\t' read -r kind part name title binary _source _math; do
   [ "$kind" = "chapter" ] || continue   # baselines are the vendor's code
   [ "$only" = all ] || [ "$only" = "$part" ] || continue
+  [ -z "$steps" ] || [[ " $steps " == *" $name "* ]] || continue
   for tool in memcheck racecheck synccheck; do
     extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
