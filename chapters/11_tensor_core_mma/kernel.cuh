@@ -7,27 +7,29 @@
 //                1. Fragments. mma.sync fixes which lane holds which element (README, fragments.png):
 //                   lane (g = lane / 4, t = lane % 4) holds A(g, t), A(g + 8, t), A(g, t + 4),
 //                   A(g + 8, t + 4) of a 16 x 8 slice of A, B(t, g), B(t + 4, g) of an 8 x 8 slice of B,
-//                   and C(g, 2t), C(g, 2t + 1), C(g + 8, 2t), C(g + 8, 2t + 1). Each is loaded by
-//                   hand, one 32-bit shared load per element: A's tile now stays row-major in shared
-//                   memory (no transpose on the way in), B's too, each row padded so that the 32
-//                   lanes of a fragment load hit 32 different banks.
+//                   and C(g, 2t), C(g, 2t + 1), C(g + 8, 2t), C(g + 8, 2t + 1). Both tiles now stay
+//                   row-major in shared memory (no transpose on the way in): A's fragments come
+//                   from ldmatrix.x4, one instruction per 16 x 8 slice; B's columns are permuted
+//                   (and its 16-byte chunks swizzled) so that a lane's 8 values of a row are two
+//                   conflict-free 16-byte loads. No bank conflicts on either.
 //                2. Rounding. The tensor cores read TF32 (10 fraction bits); each fragment element is
-//                   rounded to nearest (cvt.rna.tf32.f32) after its shared load, once per use.
+//                   rounded to nearest after its shared load, with one integer add (to_tf32).
 //                3. Feeding. One SM's tensor cores do in one K step what its FMA units did in ten, so
 //                   the copy must keep up: the block tile grows to 128 x 256 (8 warps, each 64 x 64),
 //                   BLOCK_K to 32, and the copy becomes cp.async (global to shared without
 //                   registers, 16 bytes at a time) into a ring of STAGES buffers, STAGES - 1 K steps
 //                   ahead of the math, one barrier per K step.
 // Prediction:    the tensor cores raise the ceiling from the FMA units' 67 TFLOP/s to 535 (dense TF32
-//                at 1980 MHz); mma.sync issues them at about half that on this GPU, and the block's
+//                at 1980 MHz); mma.sync issues them at about 60% of that on this GPU, and the block's
 //                traffic from L2 (48 KB per K step for 2^20 multiply-adds: 6 TB/s at 260 TFLOP/s) is the
-//                next wall. Expect 250-300 TFLOP/s at 4096^3: 70-80% of cuBLAS TF32, 4-5x chapter 09.
+//                next wall. Expect 250-300 TFLOP/s at 4096^3: 60-75% of cuBLAS TF32, 5x chapter 09
+//                (measured: 168 TFLOP/s, 42%; the README says why).
 // Metric:        sm__pipe_tensor_op_hmma_cycles_active (tensor pipe busy) rises from 0 to most cycles;
 //                sm__inst_executed_pipe_fma falls by the factor of the math moved.
 // Assumes:       row-major A (lda >= k), B (ldb >= n), C (ldc >= n); any M, N, K >= 1. The fast copy
 //                needs lda and ldb multiples of 4 and 16-byte aligned A and B; otherwise the copy moves
 //                4 bytes at a time. Shared memory: STAGES x (BLOCK_M x (BLOCK_K + A_PAD) + BLOCK_K x
-//                (BLOCK_N + B_PAD)) floats, 156 KB with 3 stages: one block per SM.
+//                BLOCK_N) floats, 150 KB with 3 stages: one block per SM.
 #pragma once
 
 #include <cstdint>
@@ -55,9 +57,9 @@ constexpr int WARPS_N = BLOCK_N / WARP_N;                   // 4 columns of warp
 constexpr int NUM_THREADS = WARPS_M * WARPS_N * WARP_SIZE;  // 256
 constexpr int TILES_M = WARP_M / MMA_M;                     // 4 instruction tiles down a warp tile
 constexpr int TILES_N = WARP_N / MMA_N;                     // 8 across
-// Registers: 4 x 8 x 4 = 128 accumulators + fragments (16 of A, 16 of B) + addresses fit in the 255
-// a thread may have; with 256 threads that is one block per SM (65536 registers), which the shared
-// memory of 3 stages asks for anyway.
+// Registers: 4 x 8 x 4 = 128 accumulators + two sets of fragments (16 of A and 16 of B each) +
+// addresses fit in the 255 a thread may have; with 256 threads that is one block per SM (65536
+// registers), which the shared memory of 3 stages asks for anyway.
 constexpr int MIN_BLOCKS_PER_SM = 1;
 
 // Shared layouts (README, "Fragments from shared memory").
