@@ -18,7 +18,8 @@
 //                   the copy must keep up: the block tile grows to 128 x 256 (8 warps, each 64 x 64),
 //                   BLOCK_K to 32, and the copy becomes cp.async (global to shared without
 //                   registers, 16 bytes at a time) into a ring of STAGES buffers, STAGES - 1 K steps
-//                   ahead of the math, one barrier per K step.
+//                   ahead of the math, a K step's copies spread over its slices of math, one
+//                   barrier per K step.
 // Prediction:    the tensor cores raise the ceiling from the FMA units' 67 TFLOP/s to 535 (dense TF32
 //                at 1980 MHz); mma.sync issues them at about 60% of that on this GPU, and the block's
 //                traffic from L2 (48 KB per K step for 2^20 multiply-adds: 6 TB/s at 260 TFLOP/s) is the
@@ -230,6 +231,33 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
     }
   };
 
+  // The copies of a whole K step, spread over the slices of the math: before slice `part`, copies
+  // SHARE * part .. SHARE * part + SHARE - 1 of the A_LOADS + B_LOADS (A's first). Issued all at
+  // once, twelve copies with their address arithmetic queue up in the load/store unit behind the
+  // fragment loads, and the warp stalls until the unit has taken their operands; three at a time
+  // slip in between the tensor-core instructions (README, "How it got here").
+  constexpr int COPIES = A_LOADS + B_LOADS;
+  constexpr int PARTS = BLOCK_K / MMA_K;
+  static_assert(COPIES % PARTS == 0, "the copies split evenly over the slices");
+  constexpr int SHARE = COPIES / PARTS;
+  auto load_part = [&](int stage, int step, int part) {
+    const int k0 = step * BLOCK_K;
+    float* as = As + stage * A_STAGE;
+    float* bs = Bs + stage * B_STAGE;
+#pragma unroll
+    for (int c = 0; c < SHARE; ++c) {
+      const int idx = part * SHARE + c;
+      if (idx < A_LOADS) {
+        cp_async16(&as[(a_row + idx * A_ROW_STEP) * A_LD + a_col], a_src[idx] + k0, a_bytes[idx]);
+      } else {
+        const int l = idx - A_LOADS;
+        const int r = b_row + l * B_ROW_STEP;
+        cp_async16(&bs[r * B_LD + ((b_col / VEC) ^ swz(r)) * VEC], b_src + std::size_t(k0 + l * B_ROW_STEP) * ldb,
+                   b_bytes);
+      }
+    }
+  };
+
   // acc[i][j][r]: register r of instruction tile (i, j) of this warp: C row warp_row * WARP_M +
   // i * MMA_M + g (+ 8 for r >= 2), column warp_col * WARP_N + 8 * (2t + (r & 1)) + j (the permuted
   // columns: this lane's 16 columns of a row are 16t .. 16t + 15 of the warp tile).
@@ -269,11 +297,12 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
 
   // The math of one K step on stage `stage`: BLOCK_K / MMA_K slices of 4 x 8 instructions each, the
   // fragments of slice kk + 1 loaded while slice kk's instructions run.
-  auto compute_stage = [&](int stage) {
+  auto compute_stage = [&](int stage, auto&& before_slice) {
     std::uint32_t a[2][TILES_M][4], b[2][TILES_N][2];
     load_fragments(stage, 0, a[0], b[0]);
 #pragma unroll
     for (int s = 0; s < BLOCK_K / MMA_K; ++s) {
+      before_slice(s);
       if (s + 1 < BLOCK_K / MMA_K) load_fragments(stage, (s + 1) * MMA_K, a[(s + 1) % 2], b[(s + 1) % 2]);
 #pragma unroll
       for (int i = 0; i < TILES_M; ++i) {
@@ -297,10 +326,16 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
     // which the next copy overwrites.
     cp_async_wait<STAGES - 2>();
     __syncthreads();
+    // The copy of K step `next` into the stage step - 1 used: spread over this step's slices when
+    // it is a whole K step (the fast path), all at once when it is the last, partial one. One
+    // commit group per K step either way.
     const int next = step + STAGES - 1;
-    if (next < steps) load_stage(next % STAGES, next);
+    const bool spread = ALIGNED && (next + 1) * BLOCK_K <= K;
+    if (next < steps && !spread) load_stage(next % STAGES, next);
+    compute_stage(step % STAGES, [&](int part) {
+      if (next < steps && spread) load_part(next % STAGES, next, part);
+    });
     cp_async_commit();
-    compute_stage(step % STAGES);
   }
   cp_async_wait<0>();  // nothing left in flight when the block exits (empty groups only)
 
