@@ -25,7 +25,7 @@ HEADLINE = "4096x4096x4096"  # Part I's headline problem (the `problem` column)
 # multiples of any tile).
 SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
          (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
-# The small-and-odd-problem suite of chapter 10 (issue 10): squares, deep K, narrow N and an odd
+# The small-and-odd-problem suite of chapter 10: squares, deep K, narrow N and an odd
 # shape; chapters from SUITE_FROM on and the library baselines run it too, so they compare.
 SUITE = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
          (1024, 1024, 16384), (16384, 128, 4096), (127, 8191, 2049)]
