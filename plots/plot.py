@@ -879,8 +879,9 @@ def gcn_copy_gbps(rows: list[Row]) -> float:
     return results.median([r.copy_gbps for r in rows if r.copy_gbps])
 
 
-def fmt_ms_gcn(x: float) -> str:
-    """Four significant digits: the GCN steps run from hundredths of a millisecond to milliseconds."""
+def fmt_ms4(x: float) -> str:
+    """Four significant digits: the GCN steps and the TF32 GEMMs run from hundredths of a millisecond to
+    milliseconds."""
     if x != x:
         return "–"
     digits = max(0, 3 - math.floor(math.log10(x))) if x > 0 else 3
@@ -905,10 +906,10 @@ def gcn_results_table(chapters: list[Row], torch_rows: list[Row]) -> str:
 
     def line(r: Row, kind: str, vs_first: str) -> str:
         # A row that is its own baseline (PyTorch's layer) has no library cells.
-        library = (f"{r.baseline} | {fmt_ms_gcn(r.baseline_time_ms)} | {gbs(r.gbps_at(r.baseline_time_ms))} "
+        library = (f"{r.baseline} | {fmt_ms4(r.baseline_time_ms)} | {gbs(r.gbps_at(r.baseline_time_ms))} "
                    f"| {r.ratio_to_baseline:.2f}") if r.baseline != r.step else "– | – | – | –"
-        return (f"| {label(r)} | {kind} | {fmt_ms_gcn(r.time_ms_median)} [{fmt_ms_gcn(r.time_ms_min)}, "
-                f"{fmt_ms_gcn(r.time_ms_max)}] | {gbs(r.gbps)} | {pct(r.copy_ratio)} | {library} | {vs_first} "
+        return (f"| {label(r)} | {kind} | {fmt_ms4(r.time_ms_median)} [{fmt_ms4(r.time_ms_min)}, "
+                f"{fmt_ms4(r.time_ms_max)}] | {gbs(r.gbps)} | {pct(r.copy_ratio)} | {library} | {vs_first} "
                 f"| {r.verified} |")
 
     for r in chapters:
@@ -927,15 +928,15 @@ def gcn_chapter_table(r: Row) -> str:
     lines = ["| graph | size | time (ms), median [min, max] | GB/s | % of copy | library (ms) | library GB/s | × library "
              + ("| second baseline (ms) | × second baseline " if alt else "") + "| verified |",
              "|---|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if alt else "") + ":-:|"]
-    lines.append(f"| {r.problem} | {gcn_shape(r)} | {fmt_ms_gcn(r.time_ms_median)} [{fmt_ms_gcn(r.time_ms_min)}, "
-                 f"{fmt_ms_gcn(r.time_ms_max)}] | {gbs(r.gbps)} | {pct(r.copy_ratio)} | {fmt_ms_gcn(r.baseline_time_ms)} "
+    lines.append(f"| {r.problem} | {gcn_shape(r)} | {fmt_ms4(r.time_ms_median)} [{fmt_ms4(r.time_ms_min)}, "
+                 f"{fmt_ms4(r.time_ms_max)}] | {gbs(r.gbps)} | {pct(r.copy_ratio)} | {fmt_ms4(r.baseline_time_ms)} "
                  f"| {gbs(r.gbps_at(r.baseline_time_ms))} | {r.ratio_to_baseline:.2f} "
-                 + (f"| {fmt_ms_gcn(r.alt_baseline_time_ms)} | {r.alt_ratio:.2f} " if alt else "")
+                 + (f"| {fmt_ms4(r.alt_baseline_time_ms)} | {r.alt_ratio:.2f} " if alt else "")
                  + f"| {r.verified} |")
     names = f"Baseline: {r.baseline}" + (f"; second baseline: {r.alt_baseline}" if alt else "")
     copy = (f"the device-to-device copy bandwidth measured in the same process: {gbs(r.copy_gbps)} GB/s"
             if r.copy_gbps else "no copy bandwidth was measured in this process")
-    floor = (f" The memory floor (these minimum bytes at that copy bandwidth): {fmt_ms_gcn(r.floor_ms)} ms."
+    floor = (f" The memory floor (these minimum bytes at that copy bandwidth): {fmt_ms4(r.floor_ms)} ms."
              if gcn_kind_of(r) == "layer" and r.copy_gbps else "")
     return (f"{names}, timed in the same process; {copy}. GB/s counts the step's minimum bytes (each input "
             f"read once, the output written once); the library's GB/s is the same bytes over its time; "
@@ -967,7 +968,7 @@ def gcn_speedup_chart(chapters: list[Row], libs: dict[str, GcnLibrary], problem:
             names.append(_wrap(name))
             values.append(first.time_ms_median / ms)
             colours.append(colour)
-            notes.append(f"{first.time_ms_median / ms:.2f}× {first.chapter[:2]}\n{fmt_ms_gcn(ms)} ms")
+            notes.append(f"{first.time_ms_median / ms:.2f}× {first.chapter[:2]}\n{fmt_ms4(ms)} ms")
         bars = ax.bar(range(len(names)), values, color=colours)
         for b, text in zip(bars, notes):
             ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=7)
@@ -1060,7 +1061,7 @@ def gcn_layer_chart(chapters: list[Row], torch_rows: list[Row], libs: dict[str, 
     ax.barh(ys, [ms for _, ms, _ in entries], color=[c for _, _, c in entries])
     top = max(ms for _, ms, _ in entries)
     for y, (_, ms, colour) in zip(ys, entries):
-        note = f"{fmt_ms_gcn(ms)} ms" + (f", {ms / floor:.1f}× floor" if floor == floor and colour != FLOOR_COLOUR else "")
+        note = f"{fmt_ms4(ms)} ms" + (f", {ms / floor:.1f}× floor" if floor == floor and colour != FLOOR_COLOUR else "")
         ax.annotate(note, (ms + 0.01 * top, y), va="center", fontsize=8)
     ax.set_yticks(list(ys))
     ax.set_yticklabels([_wrap(name, 48) for name, _, _ in entries], fontsize=8)
@@ -1084,7 +1085,7 @@ def gcn_readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], i
     copy = gcn_copy_gbps(chapters)
     layer = [r for r in chapters if gcn_kind_of(r) == "layer" and r.copy_gbps]
     floor = (f" The whole layer's memory floor, its minimum bytes at the copy bandwidth of step "
-             f"{layer[-1].chapter[:2]}'s process, is {fmt_ms_gcn(layer[-1].floor_ms)} ms." if layer else "")
+             f"{layer[-1].chapter[:2]}'s process, is {fmt_ms4(layer[-1].floor_ms)} ms." if layer else "")
     torch_note = (" The last rows time the same layer in PyTorch on the tensors a chapter binary dumped "
                   "(`plots/torch_gcn.py`, optional; each against the baseline it names, in its own process)."
                   if torch_rows else "")
@@ -1131,11 +1132,6 @@ TF32_LIB_COLOUR = "#3a3a3a"
 
 def times(x: float) -> str:
     return "–" if x != x else f"{x:.2f}"
-
-
-def fmt_ms4(x: float) -> str:
-    """Four significant digits: the TF32 GEMM times run from microseconds to milliseconds."""
-    return fmt_ms_gcn(x)
 
 
 def odd_sizes_text() -> str:

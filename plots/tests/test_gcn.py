@@ -457,9 +457,9 @@ def test_gcn_baselines_are_the_median_over_the_kinds_processes():
     assert plot.gcn_copy_gbps(head) == pytest.approx(3000.0)
 
 
-def test_fmt_ms_gcn_keeps_four_digits():
-    assert [plot.fmt_ms_gcn(x) for x in (0.024, 0.1234, 1.294, 30.9, 1234.0)] == ["0.02400", "0.1234", "1.294", "30.90", "1234"]
-    assert plot.fmt_ms_gcn(float("nan")) == "–"
+def test_fmt_ms4_keeps_four_digits():
+    assert [plot.fmt_ms4(x) for x in (0.024, 0.1234, 1.294, 30.9, 1234.0)] == ["0.02400", "0.1234", "1.294", "30.90", "1234"]
+    assert plot.fmt_ms4(float("nan")) == "–"
 
 
 def test_rows_written_by_torch_gcn_are_plotted(gcn_tree):

@@ -209,24 +209,19 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
                 tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
     if (tf32 && !epilogue) {
-      // The library's own TF32 result (IMPLICIT_PRECOMP_GEMM in default math): both carry their own
-      // roundings, each within half the tolerance of the exact result, so they differ by at most the
-      // tolerance. Shown, with the library's own error against FP32; the FP32 check decides.
+      // The library's own TF32 result: IMPLICIT_PRECOMP_GEMM in default math.
       const int pre = lib.reference_algorithm();
       DeviceBuffer<float> y_tf32(std::size_t(p.y_elems()));
       y_tf32.fill_bytes(0xFF, stream.s);
       lib.run_algorithm(pre, args.x, args.w, y_tf32.data(), stream.s);
       TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
       const std::vector<float> ref_tf32 = y_tf32.download();
-      const VerifyResult vt =
-          verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_tf32.data(), Match::Rounded, 5, nullptr, nullptr, step.math);
-      const VerifyResult vl = verify_conv(p, h.x.data(), h.w.data(), ref_tf32.data(), ref.data(), Match::Rounded, 5,
-                                          nullptr, nullptr, step.math);
-      const std::string name = baseline_name(lib, pre, false);
-      std::printf("       against %s: rel_err %.3g, max |err| %.3g (%zu elements over the TF32 bound)\n", name.c_str(),
-                  vt.rel_err, vt.max_abs_err, vt.mismatches);
-      std::printf("       %s itself against %s: rel_err %.3g, max |err| %.3g\n", name.c_str(),
-                  lib.reference_name().c_str(), vl.rel_err, vl.max_abs_err);
+      print_tf32_comparison(
+          baseline_name(lib, pre, false), lib.reference_name(),
+          verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_tf32.data(), Match::Rounded, 5, nullptr, nullptr,
+                      step.math),
+          verify_conv(p, h.x.data(), h.w.data(), ref_tf32.data(), ref.data(), Match::Rounded, 5, nullptr, nullptr,
+                      step.math));
     }
   } else {
     std::printf("check: skipped (--no-verify)\n");
@@ -286,8 +281,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     std::printf("baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
                 format_bytes(double(baselines[i].workspace)).c_str());
   }
-  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run%s\n\n",
-              o.warmup, o.iters, tf32 ? "; % peak: of the TF32 tensor-core peak (device line)" : "");
+  print_timing_plan(o, step.math);
   std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
   for (std::size_t i = 0; i < baselines.size(); ++i) rows.push_back({baselines[i].name, tb[i]});
   std::vector<RatioColumn> ratios;

@@ -1,8 +1,6 @@
 #include "tut/conv/reference.hpp"
 
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <string>
 
 #include "tut/gemm/cpu_reference.hpp"
@@ -114,24 +112,6 @@ VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, c
   };
   const long long terms = p.gemm_k() + (bias ? 1 : 0) + (residual ? 1 : 0);
   return verify_elements(std::size_t(p.n) * kpq, math_tolerance(math, terms), match, element, locate, max_report);
-}
-
-float to_tf32(float v) {
-  if (!std::isfinite(v)) return v;  // cvt.rna keeps infinities and NaNs
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  // Add half a TF32 unit in the last place (bit 12) to the magnitude, then drop the 13 low bits:
-  // round to nearest, ties away from zero. A carry into the exponent is the correct rounding up.
-  bits = (bits + 0x1000u) & 0xFFFFE000u;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
-bool exact_in_tf32(const float* v, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    if (to_tf32(v[i]) != v[i]) return false;
-  }
-  return true;
 }
 
 template VerifyResult verify_conv<float>(const ConvProblem&, const float*, const float*, const float*, const float*,

@@ -93,6 +93,20 @@ void check_output_paths(const CommonOptions& o) {
   }
 }
 
+void print_timing_plan(const CommonOptions& o, Math math) {
+  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run%s\n\n",
+              o.warmup, o.iters, math == Math::Tf32 ? "; % peak: of the TF32 tensor-core peak (device line)" : "");
+}
+
+void print_tf32_comparison(const std::string& lib_name, const std::string& ref_name, const VerifyResult& step_vs_lib,
+                           const VerifyResult& lib_vs_ref, bool lib_is_step) {
+  std::printf("       against %s%s: rel_err %.3g, max |err| %.3g (%zu elements over the TF32 bound)\n", lib_name.c_str(),
+              lib_is_step ? " (itself: run-to-run check)" : "", step_vs_lib.rel_err, step_vs_lib.max_abs_err,
+              step_vs_lib.mismatches);
+  std::printf("       %s itself against %s: rel_err %.3g, max |err| %.3g\n", lib_name.c_str(), ref_name.c_str(),
+              lib_vs_ref.rel_err, lib_vs_ref.max_abs_err);
+}
+
 void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
                         double min_bytes, double peak_gflops, int name_width, double copy_gbps) {
   auto gflops = [&](double ms) { return flops / (ms * 1e-3) / 1e9; };

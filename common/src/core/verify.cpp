@@ -1,6 +1,8 @@
 #include "tut/core/verify.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <sstream>
 
@@ -23,6 +25,24 @@ double tf32_reduction_tolerance(long long terms) {
 
 double math_tolerance(Math m, long long terms) {
   return m == Math::Tf32 ? tf32_reduction_tolerance(terms) : reduction_tolerance(terms);
+}
+
+float to_tf32(float v) {
+  if (!std::isfinite(v)) return v;  // cvt.rna keeps infinities and NaNs
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  // Add half a TF32 unit in the last place (bit 12) to the magnitude, then drop the 13 low bits:
+  // round to nearest, ties away from zero. A carry into the exponent is the correct rounding up.
+  bits = (bits + 0x1000u) & 0xFFFFE000u;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+bool exact_in_tf32(const float* v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (to_tf32(v[i]) != v[i]) return false;
+  }
+  return true;
 }
 
 VerifyResult verify_elements(std::size_t count, double tolerance, Match match,

@@ -361,8 +361,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   const double floor_ms = c.bytes / (copy.gbps() * 1e9) * 1e3;
   std::printf("floor:  the minimum bytes at the copy bandwidth: %.4g ms; this step takes %.2fx that\n", floor_ms,
               ts.median / floor_ms);
-  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run\n\n", o.warmup,
-              o.iters);
+  print_timing_plan(o);
   std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
   for (const Baseline& b : baselines) rows.push_back({b.name, b.t});
   for (const TimedRow& r : extra) rows.push_back(r);

@@ -335,17 +335,11 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
                 tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
     if (tf32) {
-      // Both TF32 results carry their own roundings: each is within half the tolerance of the exact
-      // product, so they differ by at most the tolerance. Shown, with the library's own error.
-      const VerifyResult vt =
-          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_tf32.data(), Match::Rounded, step.math);
-      const VerifyResult vl =
-          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), ref_tf32.data(), ref.data(), Match::Rounded, step.math);
-      std::printf("       against %s%s: rel_err %.3g, max |err| %.3g (%zu elements over the TF32 bound)\n",
-                  cublas_tf32_name(), is_baseline ? " (itself: run-to-run check)" : "", vt.rel_err, vt.max_abs_err,
-                  vt.mismatches);
-      std::printf("       %s itself against %s: rel_err %.3g, max |err| %.3g\n", cublas_tf32_name(),
-                  cublas_sgemm_name(), vl.rel_err, vl.max_abs_err);
+      print_tf32_comparison(
+          cublas_tf32_name(), cublas_sgemm_name(),
+          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_tf32.data(), Match::Rounded, step.math),
+          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), ref_tf32.data(), ref.data(), Match::Rounded, step.math),
+          is_baseline);
     }
   } else {
     std::printf("check: skipped (--no-verify)\n");
@@ -383,8 +377,7 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     tf = run_with(cublas_fp32);
   }
 
-  std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run%s\n\n",
-              o.warmup, o.iters, tf32 ? "; % peak: of the TF32 tensor-core peak (device line)" : "");
+  print_timing_plan(o, step.math);
   std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}, {base.name, tb}};
   if (tf32) rows.push_back({cublas_sgemm_name(), tf});
   print_timing_table(rows, {{tf32 ? "% cuBLAS TF32" : "% cuBLAS", tb.median}}, p.flops(), p.min_bytes(),

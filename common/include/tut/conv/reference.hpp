@@ -35,11 +35,4 @@ VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, c
                          Match match, std::size_t max_report = 5, const float* bias = nullptr,
                          const float* residual = nullptr, Math math = Math::Fp32);
 
-// TF32 (tensor cores) rounds each factor to 10 fraction bits, round to nearest with ties away from
-// zero, as cvt.rna.tf32.f32 does; the result is a float whose low 13 bits are zero. Host-side, for
-// the tests: the self-test's integer inputs stay exact (to_tf32(v) == v), random ones do not.
-float to_tf32(float v);
-// True when every value survives the rounding to TF32 (at most 11 significant bits each).
-bool exact_in_tf32(const float* v, std::size_t n);
-
 }  // namespace tut

@@ -80,6 +80,17 @@ struct RatioColumn {
   std::string header;  // "% cuBLAS"
   double ref_ms;
 };
+// "timing: 5 warm-up + 20 timed runs each, CUDA events, L2 flushed before every timed run", saying
+// for a TF32 step that its % of peak is of the tensor cores' peak; then a blank line.
+void print_timing_plan(const CommonOptions& o, Math math = Math::Fp32);
+
+// A TF32 step's second look, printed under its check against true FP32: its difference from the
+// library's own TF32 result (step_vs_lib; `lib_is_step`: the step is that library, a run-to-run
+// check), and that result's own error against the FP32 reference (lib_vs_ref). Both TF32 results
+// carry their own roundings, each within half the tolerance of the exact one; the FP32 check decides.
+void print_tf32_comparison(const std::string& lib_name, const std::string& ref_name, const VerifyResult& step_vs_lib,
+                           const VerifyResult& lib_vs_ref, bool lib_is_step = false);
+
 void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
                         double min_bytes, double peak_gflops, int name_width = 32, double copy_gbps = 0);
 

@@ -46,6 +46,13 @@ double tf32_reduction_tolerance(long long terms);
 // The tolerance of `m` for an L-term reduction: reduction_tolerance(L) or tf32_reduction_tolerance(L).
 double math_tolerance(Math m, long long terms);
 
+// TF32 (tensor cores) rounds each factor to 10 fraction bits, round to nearest with ties away from
+// zero, as cvt.rna.tf32.f32 does; the result is a float whose low 13 bits are zero. Host-side, for
+// the tests: the self-test's integer inputs stay exact (to_tf32(v) == v), random ones do not.
+float to_tf32(float v);
+// True when every value survives the rounding to TF32 (at most 11 significant bits each).
+bool exact_in_tf32(const float* v, std::size_t n);
+
 struct Mismatch {
   std::size_t index = 0;  // the element's position in the order the check visits them
   std::string where;      // its coordinates, named: "row 3, col 5"
