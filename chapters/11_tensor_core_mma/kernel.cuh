@@ -182,6 +182,33 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   const float* b_src = B + std::size_t(b_row) * ldb + b_col_src;
   const int b_bytes = b_cols * 4;
 
+  // The copies of a whole K step, spread over the slices of the math: before slice `part`, copies
+  // SHARE * part .. SHARE * part + SHARE - 1 of the A_LOADS + B_LOADS (A's first). Issued all at
+  // once, twelve copies with their address arithmetic queue up in the load/store unit behind the
+  // fragment loads, and the warp stalls until the unit has taken their operands; three at a time
+  // slip in between the tensor-core instructions (README, "How it got here").
+  constexpr int COPIES = A_LOADS + B_LOADS;
+  constexpr int PARTS = BLOCK_K / MMA_K;
+  static_assert(COPIES % PARTS == 0, "the copies split evenly over the slices");
+  constexpr int SHARE = COPIES / PARTS;
+  auto load_part = [&](int stage, int step, int part) {
+    const int k0 = step * BLOCK_K;
+    float* as = As + stage * A_STAGE;
+    float* bs = Bs + stage * B_STAGE;
+#pragma unroll
+    for (int c = 0; c < SHARE; ++c) {
+      const int idx = part * SHARE + c;
+      if (idx < A_LOADS) {
+        cp_async16(&as[(a_row + idx * A_ROW_STEP) * A_LD + a_col], a_src[idx] + k0, a_bytes[idx]);
+      } else {
+        const int l = idx - A_LOADS;
+        const int r = b_row + l * B_ROW_STEP;
+        cp_async16(&bs[r * B_LD + ((b_col / VEC) ^ swz(r)) * VEC], b_src + std::size_t(k0 + l * B_ROW_STEP) * ldb,
+                   b_bytes);
+      }
+    }
+  };
+
   // Issue the copy of K step `step` into stage `stage`: every element past K, M or N arrives as 0,
   // so the math needs no bounds checks (a zero adds nothing).
   auto load_stage = [&](int stage, int step) {
@@ -190,15 +217,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
     float* bs = Bs + stage * B_STAGE;
     if (ALIGNED && k0 + BLOCK_K <= K) {  // all K steps but a last, partial one: no K checks
 #pragma unroll
-      for (int l = 0; l < A_LOADS; ++l) {
-        cp_async16(&as[(a_row + l * A_ROW_STEP) * A_LD + a_col], a_src[l] + k0, a_bytes[l]);
-      }
-#pragma unroll
-      for (int l = 0; l < B_LOADS; ++l) {
-        const int r = b_row + l * B_ROW_STEP;
-        cp_async16(&bs[r * B_LD + ((b_col / VEC) ^ swz(r)) * VEC], b_src + std::size_t(k0 + l * B_ROW_STEP) * ldb,
-                   b_bytes);
-      }
+      for (int part = 0; part < PARTS; ++part) load_part(stage, step, part);
       return;
     }
 #pragma unroll
@@ -227,33 +246,6 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
       } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v) cp_async4(dst + v, src + (v < n ? v : 0), v < n ? 4 : 0);
-      }
-    }
-  };
-
-  // The copies of a whole K step, spread over the slices of the math: before slice `part`, copies
-  // SHARE * part .. SHARE * part + SHARE - 1 of the A_LOADS + B_LOADS (A's first). Issued all at
-  // once, twelve copies with their address arithmetic queue up in the load/store unit behind the
-  // fragment loads, and the warp stalls until the unit has taken their operands; three at a time
-  // slip in between the tensor-core instructions (README, "How it got here").
-  constexpr int COPIES = A_LOADS + B_LOADS;
-  constexpr int PARTS = BLOCK_K / MMA_K;
-  static_assert(COPIES % PARTS == 0, "the copies split evenly over the slices");
-  constexpr int SHARE = COPIES / PARTS;
-  auto load_part = [&](int stage, int step, int part) {
-    const int k0 = step * BLOCK_K;
-    float* as = As + stage * A_STAGE;
-    float* bs = Bs + stage * B_STAGE;
-#pragma unroll
-    for (int c = 0; c < SHARE; ++c) {
-      const int idx = part * SHARE + c;
-      if (idx < A_LOADS) {
-        cp_async16(&as[(a_row + idx * A_ROW_STEP) * A_LD + a_col], a_src[idx] + k0, a_bytes[idx]);
-      } else {
-        const int l = idx - A_LOADS;
-        const int r = b_row + l * B_ROW_STEP;
-        cp_async16(&bs[r * B_LD + ((b_col / VEC) ^ swz(r)) * VEC], b_src + std::size_t(k0 + l * B_ROW_STEP) * ldb,
-                   b_bytes);
       }
     }
   };
