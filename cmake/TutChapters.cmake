@@ -1,12 +1,24 @@
-# tut_add_chapter(<folder> TITLE <title> [PART <part>] [ALLOW_SPILLS])
-# tut_add_baseline(<folder> TITLE <title> [PART <part>])
+# tut_add_chapter(<folder> TITLE <title> PART <part> [MATH <math>] [OP <op>] [TAGS <tag>...] [ARCH <arch>] [ALLOW_SPILLS])
+# tut_add_baseline(<folder> TITLE <title> PART <part> [MATH ...] [OP ...] [TAGS ...])
 #
-# One line per step. Each call builds <folder>/main.cu into the executable <folder> (in
-# <build>/bin), registers its `--self-test` with CTest (label gpu, exit 77 = skipped), and records
-# the step in <build>/chapters.tsv, the single list that the bench script and the plots read.
+# One line per step, and the only place that says what a step is. Each call builds <folder>/main.cu
+# into the executable <folder> (in <build>/bin), registers its `--self-test` with CTest (label gpu,
+# exit 77 = skipped, one GPU test at a time), and records the step in <build>/chapters.tsv, the
+# single list that the bench script reads. The step's declaration reaches main.cu as TUT_THIS_STEP
+# (tut/core/step.hpp) and from there every CSV row the binary writes (columns part, math, op, tags).
 #
+#   PART   the family: gemm, conv or gcn (required)
+#   MATH   the arithmetic: gemm and conv: fp32 (default) or tf32; gcn: fp64 (default, the only one)
+#   OP     what the step computes: gemm: gemm (default); conv: conv (default) or conv_bias_relu (the
+#          fused epilogue); gcn (required): xw, spmm, log_softmax or layer
+#   TAGS   gemm: suite (runs chapter 10's suite of small and odd problems), planned (chooses a plan
+#          per problem: bench.py times every candidate with --explain); conv: all_layers (runs every
+#          layer of the table), layer_chart (shown in the per-layer chart and table); gcn: none
+#   ARCH   the one CUDA architecture the step is built for instead of the project's (90a: Hopper-only
+#          instructions such as wgmma); other GPUs skip it in one line
 # A chapter kernel that spills registers to local memory fails the build (ptxas -warn-spills
 # turned into an error) unless the chapter passes ALLOW_SPILLS because spilling is its subject.
+# docs/architecture.md says how to add a step and a family.
 
 set(TUT_WARNING_FLAGS -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion)
 
@@ -21,27 +33,70 @@ function(tut_target_defaults target)
   endif()
 endfunction()
 
+# What each family accepts: its MATH (the first is the default), its OP (the first is the default;
+# empty: OP is required) and its TAGS.
+set(_TUT_PARTS gemm conv gcn)
+set(_TUT_gemm_MATH fp32 tf32)
+set(_TUT_gemm_OP gemm)
+set(_TUT_gemm_TAGS suite planned)
+set(_TUT_conv_MATH fp32 tf32)
+set(_TUT_conv_OP conv conv_bias_relu)
+set(_TUT_conv_TAGS all_layers layer_chart)
+set(_TUT_gcn_MATH fp64)
+set(_TUT_gcn_OP "")
+set(_TUT_gcn_OP_VALUES xw spmm log_softmax layer)
+set(_TUT_gcn_TAGS "")
+
+function(_tut_one_of kind folder what value allowed)
+  if(NOT value IN_LIST allowed)
+    string(REPLACE ";" ", " _valid "${allowed}")
+    if(_valid STREQUAL "")
+      set(_valid "none")
+    endif()
+    message(FATAL_ERROR "${kind} ${folder}: ${what} '${value}' is not one of this part's (valid: ${_valid})")
+  endif()
+endfunction()
+
 function(_tut_add_step kind folder)
-  # MATH fp32|tf32: the math the step computes in (default fp32); the harness picks the baseline
-  # and the tolerance from it (main.cu passes TUT_STEP_MATH). ARCH: the one CUDA architecture the
-  # step is built for instead of the project's (90a: Hopper-only instructions such as wgmma).
-  cmake_parse_arguments(ARG "ALLOW_SPILLS" "TITLE;PART;MATH;ARCH" "" ${ARGN})
+  cmake_parse_arguments(ARG "ALLOW_SPILLS" "TITLE;PART;MATH;OP;ARCH" "TAGS" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${kind} ${folder}: unknown argument(s) '${ARG_UNPARSED_ARGUMENTS}' "
+                        "(valid: TITLE PART MATH OP TAGS ARCH ALLOW_SPILLS)")
+  endif()
   if(NOT ARG_TITLE)
     message(FATAL_ERROR "${kind} ${folder}: TITLE is required")
   endif()
   if(NOT ARG_PART)
-    set(ARG_PART gemm)
+    message(FATAL_ERROR "${kind} ${folder}: PART is required (valid: gemm, conv, gcn)")
   endif()
+  _tut_one_of(${kind} ${folder} PART "${ARG_PART}" "${_TUT_PARTS}")
+  set(_maths ${_TUT_${ARG_PART}_MATH})
   if(NOT ARG_MATH)
-    set(ARG_MATH fp32)
+    list(GET _maths 0 ARG_MATH)
   endif()
-  if(ARG_MATH STREQUAL "fp32")
-    set(_math tut::Math::Fp32)
-  elseif(ARG_MATH STREQUAL "tf32")
-    set(_math tut::Math::Tf32)
-  else()
-    message(FATAL_ERROR "${kind} ${folder}: MATH must be fp32 or tf32, not '${ARG_MATH}'")
+  _tut_one_of(${kind} ${folder} MATH "${ARG_MATH}" "${_maths}")
+  set(_ops ${_TUT_${ARG_PART}_OP})
+  if(NOT ARG_OP)
+    if(NOT _ops)
+      string(REPLACE ";" ", " _valid "${_TUT_${ARG_PART}_OP_VALUES}")
+      message(FATAL_ERROR "${kind} ${folder}: OP is required for PART ${ARG_PART} (valid: ${_valid})")
+    endif()
+    list(GET _ops 0 ARG_OP)
   endif()
+  if(NOT _ops)
+    set(_ops ${_TUT_${ARG_PART}_OP_VALUES})
+  endif()
+  _tut_one_of(${kind} ${folder} OP "${ARG_OP}" "${_ops}")
+  foreach(tag IN LISTS ARG_TAGS)
+    _tut_one_of(${kind} ${folder} TAGS "${tag}" "${_TUT_${ARG_PART}_TAGS}")
+  endforeach()
+  list(REMOVE_DUPLICATES ARG_TAGS)
+  string(REPLACE ";" " " _tags "${ARG_TAGS}")
+  string(TOUPPER "${ARG_MATH}" _math)
+  string(SUBSTRING "${_math}" 0 1 _first)
+  string(TOLOWER "${_math}" _rest)
+  string(SUBSTRING "${_rest}" 1 -1 _rest)
+  set(_math tut::Math::${_first}${_rest})  # fp32 -> tut::Math::Fp32
   if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/main.cu)
     message(FATAL_ERROR "${kind} ${folder}: ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/main.cu not found")
   endif()
@@ -50,7 +105,8 @@ function(_tut_add_step kind folder)
   target_link_libraries(${folder} PRIVATE tut::${ARG_PART})
   target_include_directories(${folder} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/${folder})
   target_compile_definitions(${folder} PRIVATE TUT_STEP_NAME="${folder}" TUT_STEP_TITLE="${ARG_TITLE}"
-                                               TUT_STEP_MATH=${_math})
+                                               TUT_STEP_PART="${ARG_PART}" TUT_STEP_MATH=${_math}
+                                               TUT_STEP_OP="${ARG_OP}" TUT_STEP_TAGS="${_tags}")
   if(ARG_ARCH)
     if(NOT ARG_ARCH MATCHES "^([0-9]+)a?$")
       message(FATAL_ERROR "${kind} ${folder}: ARCH must look like 90a, not '${ARG_ARCH}'")
@@ -68,10 +124,12 @@ function(_tut_add_step kind folder)
   endif()
 
   add_test(NAME ${folder}.self_test COMMAND ${folder} --self-test)
-  set_tests_properties(${folder}.self_test PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  # RESOURCE_LOCK gpu: under ctest -j the GPU tests run one at a time (each sizes its problems to the
+  # free GPU memory, and timings in one would be disturbed by another).
+  set_tests_properties(${folder}.self_test PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu)
 
   set_property(GLOBAL APPEND PROPERTY TUT_STEPS
-    "${kind}\t${ARG_PART}\t${folder}\t${ARG_TITLE}\t$<TARGET_FILE:${folder}>\t${CMAKE_CURRENT_SOURCE_DIR}/${folder}\t${ARG_MATH}")
+    "${kind}\t${ARG_PART}\t${folder}\t${ARG_TITLE}\t$<TARGET_FILE:${folder}>\t${CMAKE_CURRENT_SOURCE_DIR}/${folder}\t${ARG_MATH}\t${ARG_OP}\t${_tags}")
 endfunction()
 
 function(tut_add_chapter folder)
@@ -85,11 +143,12 @@ function(tut_add_baseline folder)
   _tut_add_step(baseline ${folder} ${ARGN})
 endfunction()
 
-# Writes <build>/chapters.tsv: kind, part, name, title, binary, source folder, math; one step per line,
+# Writes <build>/chapters.tsv: kind, part, name, title, binary, source folder, math, op, tags (space-
+# separated); one step per line,
 # in the order of the tut_add_* calls (baselines first, then chapters in reading order).
 function(tut_write_manifest)
   get_property(steps GLOBAL PROPERTY TUT_STEPS)
-  set(content "kind\tpart\tname\ttitle\tbinary\tsource\tmath\n")
+  set(content "kind\tpart\tname\ttitle\tbinary\tsource\tmath\top\ttags\n")
   foreach(step IN LISTS steps)
     string(APPEND content "${step}\n")
   endforeach()

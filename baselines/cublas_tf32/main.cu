@@ -3,5 +3,5 @@
 #include "tut/gemm/harness.cuh"
 
 int main(int argc, char** argv) {
-  return tut::gemm_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, tut::cublas_tf32_gemm, TUT_STEP_MATH});
+  return tut::gemm_main(argc, argv, {TUT_THIS_STEP, tut::cublas_tf32_gemm});
 }

@@ -1,4 +1,4 @@
 // Chapter 03 binary: the shared-memory tiled kernel handed to the shared harness (flags: --help).
 #include "kernel.cuh"
 
-int main(int argc, char** argv) { return tut::gemm_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, ch03::smem_gemm}); }
+int main(int argc, char** argv) { return tut::gemm_main(argc, argv, {TUT_THIS_STEP, ch03::smem_gemm}); }

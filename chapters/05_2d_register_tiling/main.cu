@@ -1,4 +1,4 @@
 // Chapter 05 binary: the 2D register-tiled kernel handed to the shared harness (flags: --help).
 #include "kernel.cuh"
 
-int main(int argc, char** argv) { return tut::gemm_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, ch05::blocktile_2d_gemm}); }
+int main(int argc, char** argv) { return tut::gemm_main(argc, argv, {TUT_THIS_STEP, ch05::blocktile_2d_gemm}); }

@@ -2,4 +2,4 @@
 // sm_90a only; on any other GPU it says so in one line (the self-test reports "skipped", exit 77).
 #include "kernel.cuh"
 
-int main(int argc, char** argv) { return tut::gemm_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, ch12::tma_wgmma_gemm, TUT_STEP_MATH, TUT_STEP_ONLY_CC}); }
+int main(int argc, char** argv) { return tut::gemm_main(argc, argv, {TUT_THIS_STEP, ch12::tma_wgmma_gemm}); }

@@ -1,4 +1,4 @@
 // Chapter 13 binary: the direct convolution handed to the shared harness (flags: --help).
 #include "kernel.cuh"
 
-int main(int argc, char** argv) { return tut::conv_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, ch13::direct_conv}); }
+int main(int argc, char** argv) { return tut::conv_main(argc, argv, {TUT_THIS_STEP, ch13::direct_conv}); }

@@ -73,7 +73,7 @@ std::size_t step_workspace(const ConvStep& step, const ConvProblem& p) {
 void check_dilation(const ConvStep& step, const ConvProblem& p) {
   if (p.dilated() && !step.supports_dilation) {
     throw ArgError(std::string(kProblemFlags) + ": dilation " + std::to_string(p.dil_h) + ":" + std::to_string(p.dil_w) +
-                   " is not supported by " + step.name + " (valid: dilation 1)");
+                   " is not supported by " + step.info.name + " (valid: dilation 1)");
   }
 }
 
@@ -104,7 +104,7 @@ std::vector<float> run_step_once(const ConvStep& step, const ConvProblem& p, Dev
 std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const ConvProblem& p, DeviceTensors& d,
                                  cudaStream_t s) {
   DeviceBuffer<float> y_ref(std::size_t(p.y_elems()));
-  if (step.epilogue == ConvEpilogue::None) {
+  if (step.epilogue() == ConvEpilogue::None) {
     y_ref.fill_bytes(0xFF, s);
     lib.run_reference(d.x.data(), d.w.data(), y_ref.data(), s);
   } else {
@@ -149,19 +149,19 @@ std::string baseline_name(const ConvLibrary& lib, int i, bool fastest) {
 
 int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
   const ConvProblem& p = o.problem;
-  const bool epilogue = step.epilogue != ConvEpilogue::None;
-  const bool tf32 = step.math == Math::Tf32;
+  const bool epilogue = step.epilogue() != ConvEpilogue::None;
+  const bool tf32 = step.info.math == Math::Tf32;
   check_output_paths(o);
   check_dilation(step, p);
   if (o.residual && !epilogue) {
-    throw ArgError(std::string("--residual: ") + step.name + " has no epilogue (valid: a step with a fused epilogue)");
+    throw ArgError(std::string("--residual: ") + step.info.name + " has no epilogue (valid: a step with a fused epilogue)");
   }
   const std::size_t ws = step_workspace(step, p);
   // With verification, a TF32 step keeps the library's TF32 result beside the FP32 reference.
   const std::size_t extra_ref = (o.verify && tf32) ? std::size_t(p.y_elems()) * sizeof(float) : 0;
   require_memory(p, o.verify, o.residual, ws + extra_ref, dev, o.label);
 
-  print_problem(p, o.label, step.math);
+  print_problem(p, o.label, step.info.math);
   if (epilogue) std::printf("epilogue: y = max(conv + bias[k]%s, 0), fused into the step\n", o.residual ? " + residual" : "");
   if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
   std::fflush(stdout);
@@ -173,7 +173,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   // The step first, once, on a poisoned output: with --no-verify its kernels are the process's first
   // (make profile relies on it); then the library's search and its reference.
   const std::vector<float> out = run_step_once(step, p, d, stream.s);
-  ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s, step.math);
+  ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s, step.info.math);
   std::vector<Baseline> baselines;
   if (epilogue) {
     baselines.push_back({lib.fused_name(), lib.algorithm_workspace(lib.reference_algorithm()),
@@ -204,7 +204,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   VerifyResult vr;
   if (o.verify) {
     vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded, 5, h.bias_or_null(),
-                     h.residual_or_null(), step.math);
+                     h.residual_or_null(), step.info.math);
     std::printf("check: against %s%s: %s\n", epilogue ? lib.fused_name().c_str() : lib.reference_name().c_str(),
                 tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
@@ -219,9 +219,9 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       print_tf32_comparison(
           baseline_name(lib, pre, false), lib.reference_name(),
           verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_tf32.data(), Match::Rounded, 5, nullptr, nullptr,
-                      step.math),
+                      step.info.math),
           verify_conv(p, h.x.data(), h.w.data(), ref_tf32.data(), ref.data(), Match::Rounded, 5, nullptr, nullptr,
-                      step.math));
+                      step.info.math));
     }
   } else {
     std::printf("check: skipped (--no-verify)\n");
@@ -281,8 +281,8 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     std::printf("baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
                 format_bytes(double(baselines[i].workspace)).c_str());
   }
-  print_timing_plan(o, step.math);
-  std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
+  print_timing_plan(o, step.info.math);
+  std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}};
   for (std::size_t i = 0; i < baselines.size(); ++i) rows.push_back({baselines[i].name, tb[i]});
   std::vector<RatioColumn> ratios;
   if (epilogue) {
@@ -294,10 +294,10 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   }
   int width = 32;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
-  print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.peak_gflops(step.math), width);
+  print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.peak_gflops(step.info.math), width);
 
-  ResultRow r = make_result_row(dev, {step.name, step.title}, o, "conv", o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(),
-                                ts, p.flops(), p.min_bytes(), vr, step.math);
+  ResultRow r = make_result_row(dev, step.info, o, o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(),
+                                ts, p.flops(), p.min_bytes(), vr);
   r.baseline = baselines[0].name;
   r.baseline_time_ms = tb[0].median;
   r.ratio_to_baseline = tb[0].median / ts.median;
@@ -354,10 +354,10 @@ struct Variant {
 const Variant kVariants[] = {{Inputs::SmallInts, Match::Exact, false}, {Inputs::Random, Match::Rounded, true}};
 
 int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
-  const bool epilogue = step.epilogue != ConvEpilogue::None;
-  const bool tf32 = step.math == Math::Tf32;
+  const bool epilogue = step.epilogue() != ConvEpilogue::None;
+  const bool tf32 = step.info.math == Math::Tf32;
   std::printf("self-test %s (%s): %s problems x {integers: exact; random: %s tolerance}; reference %s (FP32)%s\n",
-              step.name, step.title, o.quick ? "small" : "all", math_name(step.math), ConvLibrary::version().c_str(),
+              step.info.name, step.info.title, o.quick ? "small" : "all", math_name(step.info.math), ConvLibrary::version().c_str(),
               epilogue ? "; epilogue bias + ReLU (integers), bias + residual + ReLU (random)" : "");
   if (tf32) {
     // Why the integer cases stay exact in TF32: every input is an integer in [-3, 3], at most 2
@@ -446,8 +446,8 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
 
       const std::vector<float> out = run_step_once(step, p, d, stream.s);
       const VerifyResult vr =
-          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match, 5, bias, res, step.math)
-                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match, 5, bias, res, step.math);
+          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match, 5, bias, res, step.info.math)
+                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match, 5, bias, res, step.info.math);
       ok = ok && vr.passed;
       tally.pass_or_fail(ok);
       char detail[200];
@@ -464,7 +464,7 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       std::fflush(stdout);
     }
   }
-  return tally.finish({step.name, step.title});
+  return tally.finish(step.info);
 }
 
 class ConvFamily : public Family {
@@ -474,7 +474,7 @@ class ConvFamily : public Family {
     o_ = parse_conv_args(argc, argv);
     return o_;
   }
-  std::string usage(const std::string& program) const override { return conv_usage(program, step_.math); }
+  std::string usage(const std::string& program) const override { return conv_usage(program, step_.info.math); }
   bool answer_without_gpu() override {
     if (!o_.list_layers) return false;
     std::fputs(conv_layer_table().c_str(), stdout);
@@ -491,8 +491,16 @@ class ConvFamily : public Family {
 }  // namespace
 
 int conv_main(int argc, char** argv, const ConvStep& step) {
+  std::string why = check_declaration(step.info, "conv", {Math::Fp32, Math::Tf32});
+  if (why.empty() && step.epilogue() != ConvEpilogue::None && !(step.unfused && step.unfused_name)) {
+    why = "declares OP conv_bias_relu but hands over no unfused pipeline to time it against";
+  }
+  if (why.empty() && step.epilogue() == ConvEpilogue::None && step.unfused) {
+    why = "hands over an unfused pipeline but declares no epilogue (OP conv_bias_relu)";
+  }
+  if (!why.empty()) return declaration_error(step.info, why);
   ConvFamily family(step);
-  return harness_main(argc, argv, {step.name, step.title}, family);
+  return harness_main(argc, argv, step.info, family);
 }
 
 }  // namespace tut

@@ -19,7 +19,17 @@ double DeviceInfo::tf32_peak_gflops() const {
   return tut::tf32_peak_gflops(sms, tf32_flops_per_clk_per_sm(cc_major, cc_minor), clock_mhz);
 }
 
-double DeviceInfo::peak_gflops(Math m) const { return m == Math::Tf32 ? tf32_peak_gflops() : fp32_peak_gflops(); }
+double DeviceInfo::fp64_peak_gflops() const {
+  return tut::fp32_peak_gflops(sms, fp64_lanes_per_sm(cc_major, cc_minor), clock_mhz);  // the same formula
+}
+
+double DeviceInfo::peak_gflops(Math m) const {
+  switch (m) {
+    case Math::Tf32: return tf32_peak_gflops();
+    case Math::Fp64: return fp64_peak_gflops();
+    default: return fp32_peak_gflops();
+  }
+}
 
 double DeviceInfo::dram_peak_gbps() const { return 2.0 * mem_clock_mhz * 1e6 * bus_width_bits / 8.0 / 1e9; }
 

@@ -18,6 +18,19 @@ double fp32_peak_gflops(int sms, int lanes_per_sm, double clock_mhz) {
   return double(sms) * double(lanes_per_sm) * 2.0 * clock_mhz * 1e-3;
 }
 
+int fp64_lanes_per_sm(int major, int minor) {
+  switch (major) {
+    case 5: return 4;                                     // Maxwell
+    case 6: return minor == 0 ? 32 : 4;                   // GP100: 32, GP10x: 4
+    case 7: return minor == 0 ? 32 : (minor == 5 ? 2 : 4);  // Volta: 32, Turing: 2
+    case 8: return minor == 0 ? 32 : 2;                   // A100: 32, GA10x / Ada: 2
+    case 9: return 64;                                    // Hopper
+    case 10: return 64;                                   // Blackwell data centre
+    case 11: case 12: return 2;
+    default: return 0;
+  }
+}
+
 int tf32_flops_per_clk_per_sm(int major, int minor) {
   if (major == 8 && minor == 0) return 1024;
   if (major == 8 && (minor == 6 || minor == 9)) return 256;

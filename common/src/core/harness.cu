@@ -78,6 +78,14 @@ int harness_main(int argc, char** argv, const StepInfo& step, Family& family) {
   }
 }
 
+int declaration_error(const StepInfo& step, const std::string& why) {
+  if (why.empty()) return kOk;
+  std::fprintf(stderr, "error: %s: %s (its tut_add_chapter line in CMake and its main.cu disagree)\n", step.name,
+               why.c_str());
+  return kRuntimeError;
+}
+
+
 void require_memory(std::size_t needed, const DeviceInfo& dev, const std::string& what, const std::string& flags) {
   std::size_t free_b = 0, total_b = 0;
   TUT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -126,10 +134,10 @@ void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<Rat
   std::printf("\n");
 }
 
-ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o, const std::string& part,
+ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o,
                           const std::string& problem, int m, int n, int k, const TimeStats& ts, double flops,
-                          double min_bytes, const VerifyResult& vr, Math math) {
-  const double peak = dev.peak_gflops(math);
+                          double min_bytes, const VerifyResult& vr) {
+  const double peak = dev.peak_gflops(step.math);
   ResultRow r;
   r.gpu = dev.name;
   r.cuda = dev.cuda_version();
@@ -152,7 +160,10 @@ ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const Com
   r.clock_mhz = dev.clock_mhz;
   r.peak_gflops = peak;
   r.peak_gbps = dev.dram_peak_gbps();
-  r.part = part;
+  r.part = step.part;
+  r.math = math_key(step.math);
+  r.op = step.op;
+  r.tags = step.tags;
   return r;
 }
 

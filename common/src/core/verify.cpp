@@ -14,7 +14,13 @@ double reduction_tolerance(long long terms, double unit_roundoff) {
   return 2.0 * nu / (1.0 - nu);
 }
 
-const char* math_name(Math m) { return m == Math::Tf32 ? "TF32" : "FP32"; }
+const char* math_name(Math m) {
+  switch (m) {
+    case Math::Tf32: return "TF32";
+    case Math::Fp64: return "FP64";
+    default: return "FP32";
+  }
+}
 
 double tf32_reduction_tolerance(long long terms) {
   const double gamma = reduction_tolerance(terms, 2.0 * kUnitRoundoffFp32) / 2.0;  // gamma_{L+2}(2^-23)
@@ -24,7 +30,11 @@ double tf32_reduction_tolerance(long long terms) {
 }
 
 double math_tolerance(Math m, long long terms) {
-  return m == Math::Tf32 ? tf32_reduction_tolerance(terms) : reduction_tolerance(terms);
+  switch (m) {
+    case Math::Tf32: return tf32_reduction_tolerance(terms);
+    case Math::Fp64: return reduction_tolerance(terms, 0x1p-53);
+    default: return reduction_tolerance(terms);
+  }
 }
 
 float to_tf32(float v) {

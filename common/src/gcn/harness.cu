@@ -20,6 +20,16 @@
 
 namespace tut {
 
+bool gcn_kind_of(const char* op, GcnKind* kind) {
+  const std::string o = op ? op : "";
+  if (o == "xw") *kind = GcnKind::Xw;
+  else if (o == "spmm") *kind = GcnKind::Spmm;
+  else if (o == "log_softmax") *kind = GcnKind::LogSoftmax;
+  else if (o == "layer") *kind = GcnKind::Layer;
+  else return false;
+  return true;
+}
+
 namespace {
 
 const char* kind_text(GcnKind k) {
@@ -199,14 +209,14 @@ GraphData make_graph(const GcnOptions& o) {
 }
 
 void print_problem(const GcnStep& step, const GraphData& g, const GcnProblem& p, const GcnOptions& o) {
-  const StepCost c = step_cost(step.kind, p);
-  std::printf("problem: %s, FP64\n", kind_text(step.kind));
+  const StepCost c = step_cost(step.kind(), p);
+  std::printf("problem: %s, FP64\n", kind_text(step.kind()));
   std::printf("graph:   %s%s; A_hat = D^-1/2 (A + I) D^-1/2 in CSR: %d rows, %lld entries (%.2f per row)\n",
               g.description.c_str(),
               o.graph_file.empty() ? (" (R-MAT a,b,c,d = 0.57,0.19,0.19,0.05, seed " + std::to_string(o.rmat_seed) + ")").c_str()
                                    : "",
               p.v, p.nnz, double(p.nnz) / p.v);
-  if (uses_graph(step.kind)) {
+  if (uses_graph(step.kind())) {
     const DegreeStats s = degree_stats(g.a);
     std::printf("         %s\n", describe(s).c_str());
   }
@@ -226,25 +236,25 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   check_output_paths(o);
   const GraphData g = make_graph(o);
   const GcnProblem p = problem_of(g.a, o.f_in, o.f_out);
-  if (const char* why = refusal(step, p)) throw ArgError(std::string(why) + " [" + step.name + "]");
+  if (const char* why = refusal(step, p)) throw ArgError(std::string(why) + " [" + step.info.name + "]");
   const std::size_t ws = step_workspace(step, p);
-  require_memory(device_bytes(step.kind, p, ws) + 2 * kCopyProbeBytes, dev, g.name, o.graph_file.empty() ? "--nodes/--edges/--in/--out" : "--graph/--in/--out");
+  require_memory(device_bytes(step.kind(), p, ws) + 2 * kCopyProbeBytes, dev, g.name, o.graph_file.empty() ? "--nodes/--edges/--in/--out" : "--graph/--in/--out");
   print_problem(step, g, p, o);
   if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
   std::fflush(stdout);
 
   Stream stream;
-  const HostInputs h = make_inputs(step.kind, p, Inputs::Random, o.seed);
-  DeviceData d(step.kind, g.a, p, h, ws);
+  const HostInputs h = make_inputs(step.kind(), p, Inputs::Random, o.seed);
+  DeviceData d(step.kind(), g.a, p, h, ws);
   const GcnArgs args = d.args();
   // The step first, once, on a poisoned output: with --no-verify its kernels are the process's
   // first (make profile relies on it); then the library.
   const std::vector<double> out = run_step_once(step, p, d, stream.s);
   DeviceBuffer<double> lib_out(d.out.size());
-  GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : lib_out.data(), lib_out.data(), step.kind == GcnKind::Layer,
+  GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : lib_out.data(), lib_out.data(), step.kind() == GcnKind::Layer,
                  stream.s);
   std::printf("library: %s; FP64\n", GcnLibrary::version().c_str());
-  if (uses_graph(step.kind)) {
+  if (uses_graph(step.kind())) {
     std::printf("         cuSPARSE SpMM, CSR, row-major dense matrices: %d algorithms, each timed below like the step;"
                 " cusparseSpMM_preprocess done once per algorithm, outside the timed runs:", lib.spmm_algorithms());
     for (int i = 0; i < lib.spmm_algorithms(); ++i) {
@@ -255,11 +265,11 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   std::vector<double> ref;
   VerifyResult vr;
   if (o.verify) {
-    ref = run_library_once(lib, step.kind, lib.spmm_default(), d, lib_out, stream.s);
-    vr = verify_step(step.kind, g.a, p, h, out.data(), ref.data(), Match::Rounded);
-    const std::string against = step.kind == GcnKind::Xw           ? GcnLibrary::xw_name()
-                                : step.kind == GcnKind::Spmm       ? "cuSPARSE " + lib.spmm_algorithm_name(lib.spmm_default())
-                                : step.kind == GcnKind::LogSoftmax ? lib.log_softmax_name()
+    ref = run_library_once(lib, step.kind(), lib.spmm_default(), d, lib_out, stream.s);
+    vr = verify_step(step.kind(), g.a, p, h, out.data(), ref.data(), Match::Rounded);
+    const std::string against = step.kind() == GcnKind::Xw           ? GcnLibrary::xw_name()
+                                : step.kind() == GcnKind::Spmm       ? "cuSPARSE " + lib.spmm_algorithm_name(lib.spmm_default())
+                                : step.kind() == GcnKind::LogSoftmax ? lib.log_softmax_name()
                                                                    : lib.layer_name(lib.spmm_default());
     std::printf("check: against %s: %s\n", against.c_str(), vr.summary().c_str());
     std::fputs(vr.details().c_str(), stdout);
@@ -273,15 +283,15 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       write_npy(o.dump + "/" + name, a.data(), shape);
       files += std::string(files.empty() ? "" : " ") + name;
     };
-    if (uses_x(step.kind)) {
+    if (uses_x(step.kind())) {
       put("x.npy", h.x, {v, p.f_in});
       put("w.npy", h.w, {p.f_in, p.f_out});
     }
     if (!h.b.empty()) put("b.npy", h.b, {p.f_out});
-    if (uses_z(step.kind)) put("z.npy", h.z, {v, p.f_out});
+    if (uses_z(step.kind())) put("z.npy", h.z, {v, p.f_out});
     put("out.npy", out, {v, p.f_out});
     if (o.verify) put("ref.npy", ref, {v, p.f_out});
-    if (uses_graph(step.kind)) {
+    if (uses_graph(step.kind())) {
       write_npy(o.dump + "/indptr.npy", g.a.indptr.data(), std::vector<long long>{v + 1});
       write_npy(o.dump + "/indices.npy", g.a.indices.data(), std::vector<long long>{p.nnz});
       write_npy(o.dump + "/values.npy", g.a.values.data(), std::vector<long long>{p.nnz});
@@ -304,7 +314,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   std::vector<Baseline> baselines;  // [0] the headline baseline, [1] the second (if any)
   std::vector<TimedRow> extra;      // pieces shown for information
   int best = lib.spmm_default();
-  if (uses_graph(step.kind)) {
+  if (uses_graph(step.kind())) {
     // Every SpMM algorithm, timed on the step's input (Spmm) or on a V x F_out matrix of zeros (Layer:
     // the same buffer then holds X W for the pipeline's pieces below).
     DeviceBuffer<double> piece(d.z.size() ? 0 : d.out.size());
@@ -320,7 +330,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       std::printf(" %s %.4g%s", lib.spmm_algorithm_name(i).c_str(), at[std::size_t(i)].median, i == best ? " (fastest)" : "");
     }
     std::printf("\n");
-    if (step.kind == GcnKind::Spmm) {
+    if (step.kind() == GcnKind::Spmm) {
       baselines.push_back({"cuSPARSE fastest CSR (" + lib.spmm_algorithm_name(best) + ")", at[std::size_t(best)]});
       baselines.push_back({"cuSPARSE CSR default (" + lib.spmm_algorithm_name(lib.spmm_default()) + ")",
                            at[std::size_t(lib.spmm_default())]});
@@ -346,7 +356,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
                          time_lib([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s, true); })});
       }
     }
-  } else if (step.kind == GcnKind::Xw) {
+  } else if (step.kind() == GcnKind::Xw) {
     baselines.push_back({GcnLibrary::xw_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.xw(args.x, args.w, lo, s); })});
   } else {
     baselines.push_back({lib.log_softmax_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s); })});
@@ -357,31 +367,31 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   }
   std::printf("copy:   cudaMemcpyAsync device to device of %s: %.4g ms median, %.1f GB/s (bytes read + written)\n",
               format_bytes(double(copy.bytes)).c_str(), copy.t.median, copy.gbps());
-  const StepCost c = step_cost(step.kind, p);
+  const StepCost c = step_cost(step.kind(), p);
   const double floor_ms = c.bytes / (copy.gbps() * 1e9) * 1e3;
   std::printf("floor:  the minimum bytes at the copy bandwidth: %.4g ms; this step takes %.2fx that\n", floor_ms,
               ts.median / floor_ms);
   print_timing_plan(o);
-  std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}};
+  std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}};
   for (const Baseline& b : baselines) rows.push_back({b.name, b.t});
   for (const TimedRow& r : extra) rows.push_back(r);
   rows.push_back({"memory floor (min bytes at copy GB/s)", TimeStats{floor_ms, floor_ms, floor_ms}});
   std::vector<RatioColumn> ratios;
-  const char* ref_header = step.kind == GcnKind::Xw           ? "% cuBLAS"
-                           : step.kind == GcnKind::Spmm       ? "% fastest"
-                           : step.kind == GcnKind::LogSoftmax ? "% library"
+  const char* ref_header = step.kind() == GcnKind::Xw           ? "% cuBLAS"
+                           : step.kind() == GcnKind::Spmm       ? "% fastest"
+                           : step.kind() == GcnKind::LogSoftmax ? "% library"
                                                               : "% pipeline";
   ratios.push_back({ref_header, baselines[0].t.median});
   if (baselines.size() > 1) {
-    ratios.push_back({step.kind == GcnKind::Spmm ? "% default" : "% plain", baselines[1].t.median});
+    ratios.push_back({step.kind() == GcnKind::Spmm ? "% default" : "% plain", baselines[1].t.median});
   }
   int width = 36;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
   print_timing_table(rows, ratios, c.flops, c.bytes, 0.0, width, copy.gbps());
 
-  ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gcn", g.name, p.v, p.f_out, p.f_in, ts, c.flops,
+  ResultRow r = make_result_row(dev, step.info, o, g.name, p.v, p.f_out, p.f_in, ts, c.flops,
                                 c.bytes, vr);
-  r.pct_of_peak = 0;  // FP32 FMA peak: not this part's ceiling; copy_gbps is
+  r.pct_of_peak = 0;  // the FP64 peak is not this part's ceiling (every piece is bandwidth-bound); copy_gbps is
   r.peak_gflops = 0;
   r.copy_gbps = copy.gbps();
   r.baseline = baselines[0].name;
@@ -461,8 +471,8 @@ const Features kFeatures[] = {{128, 16, false}, {19, 5, true}};
 int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& dev) {
   std::printf("self-test %s (%s): %s; %s graphs x features {128 -> 16, 19 -> 5}; inputs %s; reference: CPU float64"
               " (and the libraries checked against it)\n",
-              step.name, step.title, kind_text(step.kind), o.quick ? "small" : "all",
-              step.kind == GcnKind::Xw ? "integers (exact) and random (tolerance)" : "random (tolerance)");
+              step.info.name, step.info.title, kind_text(step.kind()), o.quick ? "small" : "all",
+              step.kind() == GcnKind::Xw ? "integers (exact) and random (tolerance)" : "random (tolerance)");
   Stream stream;
   SelfTestTally tally;
   std::uint64_t case_seed = o.seed;
@@ -482,41 +492,41 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       }
       const std::size_t ws = step_workspace(step, p);
       std::vector<std::pair<Inputs, Match>> variants{{Inputs::Random, Match::Rounded}};
-      if (step.kind == GcnKind::Xw) variants.insert(variants.begin(), {Inputs::SmallInts, Match::Exact});
+      if (step.kind() == GcnKind::Xw) variants.insert(variants.begin(), {Inputs::SmallInts, Match::Exact});
       for (const auto& [inputs, match] : variants) {
         ++case_seed;
-        require_memory(device_bytes(step.kind, p, ws), dev, c.what, "--self-test");
-        const HostInputs h = make_inputs(step.kind, p, inputs, case_seed);
-        DeviceData d(step.kind, a, p, h, ws);
-        const std::vector<double> ref = cpu_reference(step.kind, a, p, h);
+        require_memory(device_bytes(step.kind(), p, ws), dev, c.what, "--self-test");
+        const HostInputs h = make_inputs(step.kind(), p, inputs, case_seed);
+        DeviceData d(step.kind(), a, p, h, ws);
+        const std::vector<double> ref = cpu_reference(step.kind(), a, p, h);
         // The libraries against the CPU: every SpMM algorithm for the kinds with a graph.
         std::string notes;
         bool ok = true;
         {
           DeviceBuffer<double> scratch(d.out.size());
-          GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : scratch.data(), scratch.data(), step.kind == GcnKind::Layer,
+          GcnLibrary lib(p, d.csr(), d.z.size() ? d.z.data() : scratch.data(), scratch.data(), step.kind() == GcnKind::Layer,
                          stream.s);
-          const int algs = uses_graph(step.kind) ? lib.spmm_algorithms() : 1;
+          const int algs = uses_graph(step.kind()) ? lib.spmm_algorithms() : 1;
           // Both forms of the log_softmax (cuDNN's and the plain kernel) where there are two.
-          const bool two = (step.kind == GcnKind::LogSoftmax || step.kind == GcnKind::Layer) && lib.have_cudnn_softmax();
+          const bool two = (step.kind() == GcnKind::LogSoftmax || step.kind() == GcnKind::Layer) && lib.have_cudnn_softmax();
           int lib_fail = 0;
           for (int i = 0; i < algs; ++i) {
             for (int plain = 0; plain <= (two ? 1 : 0); ++plain) {
-              const std::vector<double> lo = run_library_once(lib, step.kind, i, d, scratch, stream.s, plain == 1);
-              const VerifyResult lv = verify_step(step.kind, a, p, h, lo.data(), ref.data(), match);
+              const std::vector<double> lo = run_library_once(lib, step.kind(), i, d, scratch, stream.s, plain == 1);
+              const VerifyResult lv = verify_step(step.kind(), a, p, h, lo.data(), ref.data(), match);
               if (!lv.passed) {
                 ++lib_fail;
-                std::printf("      library (%s%s): %s\n%s", uses_graph(step.kind) ? lib.spmm_algorithm_name(i).c_str() : "",
+                std::printf("      library (%s%s): %s\n%s", uses_graph(step.kind()) ? lib.spmm_algorithm_name(i).c_str() : "",
                             lib.log_softmax_name(plain == 1).c_str(), lv.summary().c_str(), lv.details().c_str());
               }
             }
           }
           notes = "; library vs CPU: " + std::string(lib_fail ? "FAILED" : "ok") +
-                  (uses_graph(step.kind) ? " (" + std::to_string(algs) + " SpMM algorithms)" : "");
+                  (uses_graph(step.kind()) ? " (" + std::to_string(algs) + " SpMM algorithms)" : "");
           ok = lib_fail == 0;
         }
         const std::vector<double> out = run_step_once(step, p, d, stream.s);
-        const VerifyResult vr = verify_step(step.kind, a, p, h, out.data(), ref.data(), match);
+        const VerifyResult vr = verify_step(step.kind(), a, p, h, out.data(), ref.data(), match);
         ok = ok && vr.passed;
         tally.pass_or_fail(ok);
         char detail[200];
@@ -532,7 +542,7 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       }
     }
   }
-  return tally.finish({step.name, step.title});
+  return tally.finish(step.info);
 }
 
 class GcnFamily : public Family {
@@ -554,8 +564,14 @@ class GcnFamily : public Family {
 }  // namespace
 
 int gcn_main(int argc, char** argv, const GcnStep& step) {
+  GcnKind kind{};
+  std::string why = check_declaration(step.info, "gcn", {Math::Fp64});
+  if (why.empty() && !gcn_kind_of(step.info.op, &kind)) {
+    why = std::string("declares OP '") + step.info.op + "', which is no piece of the GCN layer (valid: xw, spmm, log_softmax, layer)";
+  }
+  if (!why.empty()) return declaration_error(step.info, why);
   GcnFamily family(step);
-  return harness_main(argc, argv, {step.name, step.title}, family);
+  return harness_main(argc, argv, step.info, family);
 }
 
 }  // namespace tut

@@ -112,7 +112,7 @@ struct Baseline {
   const char* name;
 };
 Baseline baseline_of(const GemmStep& step) {
-  return step.math == Math::Tf32 ? Baseline{&cublas_tf32_gemm, cublas_tf32_name()}
+  return step.info.math == Math::Tf32 ? Baseline{&cublas_tf32_gemm, cublas_tf32_name()}
                                  : Baseline{&cublas_sgemm, cublas_sgemm_name()};
 }
 
@@ -251,13 +251,13 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
     Measured m{c, {}, {}};
     if (o.verify) {
       const std::vector<float> out = run_step_once(run, p, d, s);
-      m.vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.math);
+      m.vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.info.math);
       all_ok = all_ok && m.vr.passed;
     }
     m.t = time_with(run);
     done.push_back(m);
-    ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gemm", p.label(), p.m, p.n, p.k, m.t, p.flops(),
-                                  p.min_bytes(), m.vr, step.math);
+    ResultRow r = make_result_row(dev, step.info, o, p.label(), p.m, p.n, p.k, m.t, p.flops(),
+                                  p.min_bytes(), m.vr);
     fill_baseline(r, p, tb, base.name);
     r.config = choice_label(planner, c);
     if (!o.csv.empty()) append_csv_row(o.csv, result_columns(), to_fields(r), legacy_result_values());
@@ -285,7 +285,7 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
 int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
   const GemmProblem p = GemmProblem::packed(o.m, o.n, o.k, o.alpha, o.beta);
   const Baseline base = baseline_of(step);
-  const bool tf32 = step.math == Math::Tf32;
+  const bool tf32 = step.info.math == Math::Tf32;
   const bool is_baseline = (step.launch == base.launch);
   check_output_paths(o);
   GemmChoice forced, choice;
@@ -329,7 +329,7 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
 
   VerifyResult vr;
   if (o.verify) {
-    vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.math);
+    vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.info.math);
     std::printf("check: against %s%s%s: %s\n", cublas_sgemm_name(),
                 step.launch == &cublas_sgemm ? " (itself: run-to-run check)" : "",
                 tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
@@ -337,8 +337,8 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     if (tf32) {
       print_tf32_comparison(
           cublas_tf32_name(), cublas_sgemm_name(),
-          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_tf32.data(), Match::Rounded, step.math),
-          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), ref_tf32.data(), ref.data(), Match::Rounded, step.math),
+          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_tf32.data(), Match::Rounded, step.info.math),
+          verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), ref_tf32.data(), ref.data(), Match::Rounded, step.info.math),
           is_baseline);
     }
   } else {
@@ -377,15 +377,15 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
     tf = run_with(cublas_fp32);
   }
 
-  print_timing_plan(o, step.math);
-  std::vector<TimedRow> rows{{std::string(step.name) + " (" + step.title + ")", ts}, {base.name, tb}};
+  print_timing_plan(o, step.info.math);
+  std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}, {base.name, tb}};
   if (tf32) rows.push_back({cublas_sgemm_name(), tf});
   print_timing_table(rows, {{tf32 ? "% cuBLAS TF32" : "% cuBLAS", tb.median}}, p.flops(), p.min_bytes(),
-                     dev.peak_gflops(step.math), tf32 ? 44 : 32);
+                     dev.peak_gflops(step.info.math), tf32 ? 44 : 32);
 
   const bool verified = !o.verify || vr.passed;
-  ResultRow r = make_result_row(dev, {step.name, step.title}, o, "gemm", p.label(), p.m, p.n, p.k, ts, p.flops(),
-                                p.min_bytes(), vr, step.math);
+  ResultRow r = make_result_row(dev, step.info, o, p.label(), p.m, p.n, p.k, ts, p.flops(),
+                                p.min_bytes(), vr);
   fill_baseline(r, p, tb, base.name);
   if (tf32) {
     r.alt_baseline = cublas_sgemm_name();
@@ -456,14 +456,14 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   // Only true-FP32 cuBLAS is its own large-shape reference; cuBLAS TF32 is checked against it.
   const bool is_baseline = (step.launch == &cublas_sgemm);
   const GemmChoice forced = step.planner ? forced_choice(o, *step.planner) : GemmChoice{};
-  std::printf("self-test %s (%s): %s shapes x {integers: exact; random: tolerance}%s\n", step.name, step.title,
+  std::printf("self-test %s (%s): %s shapes x {integers: exact; random: tolerance}%s\n", step.info.name, step.info.title,
               o.quick ? "small" : "all",
               !step.planner ? ""
               : (forced.tile >= 0 || forced.splits >= 1)
                   ? " x the forced plan"
                   : " x {the rule's plan; each tile shape with the rule's split, 1, 2, 3 and the most splits}; "
                     "each split plan on random inputs twice (the same bits)");
-  if (step.math == Math::Tf32) {
+  if (step.info.math == Math::Tf32) {
     std::printf("TF32 math: the integer cases stay exact (entries in {-3..3} need 2 significant bits, TF32 keeps "
                 "11; every product and partial sum is an integer below 2^24, exact in the FP32 sums); the random "
                 "cases use the TF32 tolerance (K = 4096: %.2e, FP32's %.2e) against true FP32\n",
@@ -530,8 +530,8 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
         Runner run = step.planner ? Runner(*step.planner, p, c, stream.s) : Runner(step.launch);
         const std::vector<float> out = run_step_once(run, p, d, stream.s);
         const VerifyResult vr =
-            small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match, step.math)
-                  : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match, step.math);
+            small ? verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_cpu.data(), v.match, step.info.math)
+                  : verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref_gpu.data(), v.match, step.info.math);
         const std::size_t pad_writes = padding_writes(p, h.C0, out);
         if (pad_writes > 0) std::printf("      %zu elements of C's padding (columns n .. ldc-1) were written\n", pad_writes);
         // A split reduction must not depend on which block finishes last: on real values, a second
@@ -564,7 +564,7 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
       }
     }
   }
-  return tally.finish({step.name, step.title});
+  return tally.finish(step.info);
 }
 
 class GemmFamily : public Family {
@@ -585,7 +585,7 @@ class GemmFamily : public Family {
   }
   std::string usage(const std::string& program) const override {
     std::string u = gemm_usage(program);
-    if (step_.math == Math::Tf32) {
+    if (step_.info.math == Math::Tf32) {
       u += std::string("\nThis step computes in TF32 (tensor cores): it is checked against ") + cublas_sgemm_name() +
            " with the TF32 tolerance, compared with " + cublas_tf32_name() + " and timed against it.\n";
     }
@@ -613,8 +613,17 @@ std::string choice_label(const GemmPlanner& planner, GemmChoice c) {
 }
 
 int gemm_main(int argc, char** argv, const GemmStep& step) {
+  std::string why = check_declaration(step.info, "gemm", {Math::Fp32, Math::Tf32});
+  if (why.empty() && (step.planner != nullptr) != step.info.has_tag("planned")) {
+    why = step.planner ? "hands over a planner but is not tagged 'planned'"
+                       : "is tagged 'planned' but hands over one launcher, no planner";
+  }
+  if (why.empty() && (step.planner == nullptr) == (step.launch == nullptr)) {
+    why = "needs exactly one of a launcher and a planner";
+  }
+  if (!why.empty()) return declaration_error(step.info, why);
   GemmFamily family(step);
-  return harness_main(argc, argv, {step.name, step.title, step.only_cc}, family);
+  return harness_main(argc, argv, step.info, family);
 }
 
 }  // namespace tut

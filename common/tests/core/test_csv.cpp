@@ -39,6 +39,10 @@ void write_file(const std::string& path, const std::string& text) {
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
 // The result columns before the last `dropped` were added.
+// The columns added last (what a step is: math, op, tags), after config.
+constexpr std::size_t kStepColumns = 3;
+const std::vector<std::string> kNoStep(kStepColumns, "");
+
 std::vector<std::string> old_columns(std::size_t dropped) {
   const auto& cols = tut::result_columns();
   return std::vector<std::string>(cols.begin(), cols.end() - long(dropped));
@@ -140,11 +144,12 @@ TEST_CASE("timestamps are ISO 8601 UTC") {
   CHECK(t.back() == 'Z');
 }
 
-TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms, copy_gbps, config") {
+TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms, copy_gbps, config, math, op, tags") {
   const auto& cols = tut::result_columns();
-  REQUIRE(cols.size() >= 5);
-  const std::vector<std::string> last(cols.end() - 5, cols.end());
-  CHECK(last == std::vector<std::string>{"part", "alt_baseline", "alt_baseline_time_ms", "copy_gbps", "config"});
+  REQUIRE(cols.size() >= 8);
+  const std::vector<std::string> last(cols.end() - 8, cols.end());
+  CHECK(last == std::vector<std::string>{"part", "alt_baseline", "alt_baseline_time_ms", "copy_gbps", "config", "math",
+                                         "op", "tags"});
   // Every column name is unique.
   for (std::size_t i = 0; i < cols.size(); ++i)
     for (std::size_t j = i + 1; j < cols.size(); ++j) CHECK(cols[i] != cols[j]);
@@ -155,28 +160,36 @@ TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms, copy_g
   r.alt_baseline_time_ms = 0.5;
   std::vector<std::string> f = tut::to_fields(r);
   REQUIRE(f.size() == cols.size());
-  CHECK(f[f.size() - 5] == "conv");
-  CHECK(f[f.size() - 4] == "cuDNN fastest (WINOGRAD_NONFUSED)");
-  CHECK(f[f.size() - 3] == "0.5");
-  CHECK(f[f.size() - 2].empty());  // no copy bandwidth measured: empty
-  CHECK(f[f.size() - 1].empty());  // no plan of its own: empty
+  CHECK(f[f.size() - 8] == "conv");
+  CHECK(f[f.size() - 7] == "cuDNN fastest (WINOGRAD_NONFUSED)");
+  CHECK(f[f.size() - 6] == "0.5");
+  CHECK(f[f.size() - 5].empty());  // no copy bandwidth measured: empty
+  CHECK(f[f.size() - 4].empty());  // no plan of its own: empty
   // No second baseline: its time is written empty, whatever the field holds.
   r.alt_baseline.clear();
   f = tut::to_fields(r);
-  CHECK(f[f.size() - 4].empty());
-  CHECK(f[f.size() - 3].empty());
+  CHECK(f[f.size() - 7].empty());
+  CHECK(f[f.size() - 6].empty());
   r.alt_baseline_time_ms = 0;
-  CHECK(tut::to_fields(r)[f.size() - 3].empty());
+  CHECK(tut::to_fields(r)[f.size() - 6].empty());
   // A baseline that took no measurable time still writes its time.
   r.alt_baseline = "x";
-  CHECK(tut::to_fields(r)[f.size() - 3] == "0");
+  CHECK(tut::to_fields(r)[f.size() - 6] == "0");
   // A measured copy bandwidth is written with one decimal.
   r.part = "gcn";
   r.copy_gbps = 2987.25;
-  CHECK(tut::to_fields(r)[f.size() - 2] == "2987.2");
+  CHECK(tut::to_fields(r)[f.size() - 5] == "2987.2");
   // A step's plan is written as it names it.
   r.config = "128x64 split 4";
-  CHECK(tut::to_fields(r).back() == "128x64 split 4");
+  CHECK(tut::to_fields(r)[f.size() - 4] == "128x64 split 4");
+  // What the step is, as declared: written as given.
+  r.math = "tf32";
+  r.op = "conv_bias_relu";
+  r.tags = "all_layers layer_chart";
+  f = tut::to_fields(r);
+  CHECK(f[f.size() - 3] == "tf32");
+  CHECK(f[f.size() - 2] == "conv_bias_relu");
+  CHECK(f[f.size() - 1] == "all_layers layer_chart");
 }
 
 TEST_CASE("legacy values: rows from before the part column were GEMM rows") {
@@ -195,7 +208,7 @@ TEST_CASE("legacy values: rows from before the part column were GEMM rows") {
 TEST_CASE("append migrates a file whose header is a prefix of the new one") {
   const std::string path = unique_temp_path("migrate.csv");
   const auto& cols = tut::result_columns();
-  const std::vector<std::string> old_header = old_columns(5);  // before part, alt_baseline, alt_baseline_time_ms, copy_gbps, config
+  const std::vector<std::string> old_header = old_columns(5 + kStepColumns);  // before part ... config and the step columns
   const std::vector<std::string> a = row_of(old_header.size(), "a"), b = row_of(old_header.size(), "b");
   write_file(path, tut::csv_line(old_header) + "\n" + tut::csv_line(a) + "\n" + tut::csv_line(b) + "\n");
 
@@ -210,8 +223,8 @@ TEST_CASE("append migrates a file whose header is a prefix of the new one") {
   const tut::CsvTable t = tut::read_csv(path);
   CHECK(t.header == cols);
   REQUIRE(t.rows.size() == 3);
-  CHECK(t.rows[0] == concat(a, {"gemm", "", "", "", ""}));
-  CHECK(t.rows[1] == concat(b, {"gemm", "", "", "", ""}));
+  CHECK(t.rows[0] == concat(concat(a, {"gemm", "", "", "", ""}), kNoStep));
+  CHECK(t.rows[1] == concat(concat(b, {"gemm", "", "", "", ""}), kNoStep));
   CHECK(t.rows[2] == fields);
   CHECK_FALSE(exists(path + ".migrating"));
 
@@ -227,7 +240,7 @@ TEST_CASE("append migrates a file whose header is a prefix of the new one") {
 TEST_CASE("append migrates a file that has part but not the alt_baseline columns") {
   const std::string path = unique_temp_path("migrate_part.csv");
   const auto& cols = tut::result_columns();
-  const std::vector<std::string> old_header = old_columns(4);
+  const std::vector<std::string> old_header = old_columns(4 + kStepColumns);
   REQUIRE(old_header.back() == "part");
   std::vector<std::string> a = row_of(old_header.size(), "a");
   a.back() = "conv";  // the row's own part is kept, not overwritten by the legacy value
@@ -237,7 +250,7 @@ TEST_CASE("append migrates a file that has part but not the alt_baseline columns
   const tut::CsvTable t = tut::read_csv(path);
   CHECK(t.header == cols);
   REQUIRE(t.rows.size() == 2);
-  CHECK(t.rows[0] == concat(a, {"", "", "", ""}));
+  CHECK(t.rows[0] == concat(concat(a, {"", "", "", ""}), kNoStep));
   CHECK(t.rows[1] == fields);
   std::remove(path.c_str());
 }
@@ -245,7 +258,7 @@ TEST_CASE("append migrates a file that has part but not the alt_baseline columns
 TEST_CASE("append migrates a file of Parts I and II (no copy_gbps column): their rows get it empty") {
   const std::string path = unique_temp_path("migrate_copy.csv");
   const auto& cols = tut::result_columns();
-  const std::vector<std::string> old_header = old_columns(2);
+  const std::vector<std::string> old_header = old_columns(2 + kStepColumns);
   REQUIRE(old_header.back() == "alt_baseline_time_ms");
   std::vector<std::string> a = row_of(old_header.size(), "a");
   a[a.size() - 3] = "conv";
@@ -258,16 +271,16 @@ TEST_CASE("append migrates a file of Parts I and II (no copy_gbps column): their
   const tut::CsvTable t = tut::read_csv(path);
   CHECK(t.header == cols);
   REQUIRE(t.rows.size() == 2);
-  CHECK(t.rows[0] == concat(a, {"", ""}));
+  CHECK(t.rows[0] == concat(concat(a, {"", ""}), kNoStep));
   CHECK(t.rows[1] == fields);
-  CHECK(t.rows[1][t.rows[1].size() - 2] == "3000.0");
+  CHECK(t.rows[1][t.rows[1].size() - 2 - kStepColumns] == "3000.0");
   std::remove(path.c_str());
 }
 
 TEST_CASE("append migrates a file of Parts I-III (no config column): their rows get it empty") {
   const std::string path = unique_temp_path("migrate_config.csv");
   const auto& cols = tut::result_columns();
-  const std::vector<std::string> old_header = old_columns(1);
+  const std::vector<std::string> old_header = old_columns(1 + kStepColumns);
   REQUIRE(old_header.back() == "copy_gbps");
   const std::vector<std::string> a = row_of(old_header.size(), "a");
   write_file(path, tut::csv_line(old_header) + "\n" + tut::csv_line(a) + "\n");
@@ -278,15 +291,15 @@ TEST_CASE("append migrates a file of Parts I-III (no config column): their rows 
   const tut::CsvTable t = tut::read_csv(path);
   CHECK(t.header == cols);
   REQUIRE(t.rows.size() == 2);
-  CHECK(t.rows[0] == concat(a, {""}));
-  CHECK(t.rows[1].back() == "64x64 split 3");
+  CHECK(t.rows[0] == concat(concat(a, {""}), kNoStep));
+  CHECK(t.rows[1][t.rows[1].size() - 1 - kStepColumns] == "64x64 split 3");
   std::remove(path.c_str());
 }
 
 TEST_CASE("append migrates a header-only file and a CRLF file") {
   const std::string path = unique_temp_path("migrate_empty.csv");
   const auto& cols = tut::result_columns();
-  const std::vector<std::string> old_header = old_columns(5);
+  const std::vector<std::string> old_header = old_columns(5 + kStepColumns);
   const std::vector<std::string> fields = tut::to_fields(tut::ResultRow{});
   write_file(path, tut::csv_line(old_header) + "\n");
   tut::append_csv_row(path, cols, fields, tut::legacy_result_values());
@@ -299,7 +312,7 @@ TEST_CASE("append migrates a header-only file and a CRLF file") {
   const tut::CsvTable t = tut::read_csv(crlf);
   CHECK(t.header == cols);
   REQUIRE(t.rows.size() == 2);
-  CHECK(t.rows[0] == concat(a, {"gemm", "", "", "", ""}));
+  CHECK(t.rows[0] == concat(concat(a, {"gemm", "", "", "", ""}), kNoStep));
   std::remove(path.c_str());
   std::remove(crlf.c_str());
 }
@@ -315,9 +328,9 @@ TEST_CASE("append without legacy values extends old rows with empty fields") {
 TEST_CASE("append still refuses a header that is not a prefix, and leaves the file untouched") {
   const auto& cols = tut::result_columns();
   const std::vector<std::string> fields = tut::to_fields(tut::ResultRow{});
-  std::vector<std::string> renamed = old_columns(3);
+  std::vector<std::string> renamed = old_columns(3 + kStepColumns);
   renamed[11] = "gflop_s";
-  std::vector<std::string> reordered = old_columns(3);
+  std::vector<std::string> reordered = old_columns(3 + kStepColumns);
   std::swap(reordered[0], reordered[1]);
   const std::vector<std::string> longer = concat(cols, {"extra"});
   std::vector<std::string> not_at_start(cols.begin() + 1, cols.end());
@@ -336,7 +349,7 @@ TEST_CASE("append still refuses a header that is not a prefix, and leaves the fi
 
 TEST_CASE("a prefix-header file with a malformed row is not migrated, and left untouched") {
   const std::string path = unique_temp_path("migrate_bad.csv");
-  const std::vector<std::string> old_header = old_columns(3);
+  const std::vector<std::string> old_header = old_columns(3 + kStepColumns);
   const std::string before = tut::csv_line(old_header) + "\n" + tut::csv_line(row_of(old_header.size(), "a")) +
                              "\nonly,three,fields\n";
   write_file(path, before);

@@ -2,18 +2,20 @@
 // chapter's main.cu is one call:
 //
 //   int main(int argc, char** argv) {
-//     return tut::conv_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, my_launcher});
+//     return tut::conv_main(argc, argv, {TUT_THIS_STEP, my_launcher});
 //   }
 //
-// (TUT_STEP_NAME and TUT_STEP_TITLE come from the chapter's tut_add_chapter line in CMake.)
+// (TUT_THIS_STEP, what the step is, comes from the chapter's tut_add_chapter line in CMake.)
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstring>
 
 #include "tut/conv/problem.hpp"
 #include "tut/core/check.cuh"
+#include "tut/core/step.hpp"
 #include "tut/core/verify.hpp"
 
 namespace tut {
@@ -37,27 +39,29 @@ using ConvLauncher = void (*)(const ConvProblem& p, const ConvArgs& a, cudaStrea
 // Scratch bytes a step needs for problem p (im2col's column matrix, say); null: none.
 using ConvWorkspace = std::size_t (*)(const ConvProblem& p);
 
-// What a step applies to the convolution before its store. BiasRelu (chapter 20):
+// What a step applies to the convolution before its store. BiasRelu (chapter 20, OP conv_bias_relu):
 //   y = max(conv(x, w) + bias[k] (+ residual[n][k][p][q]), 0)
 // with the residual only when the run asks for it (--residual; ConvArgs::residual non-null).
 enum class ConvEpilogue { None, BiasRelu };
 
 struct ConvStep {
-  const char* name;   // "15_implicit_gemm_naive"
-  const char* title;  // "implicit GEMM, naive"
+  // What the step is (core/step.hpp), from its CMake line: main.cu passes TUT_THIS_STEP. Its op
+  // says the epilogue (conv or conv_bias_relu). Its math Tf32 (tensor cores, chapter 21) makes the
+  // baselines cuDNN in its default math (TF32 allowed) and the tolerance TF32's
+  // (tut/core/verify.hpp); the check is still against true FP32 (cuDNN with FMA math), and the report
+  // adds the difference from cuDNN's TF32 result.
+  StepInfo info;
   ConvLauncher launch;
   ConvWorkspace workspace_bytes = nullptr;
   bool supports_dilation = true;  // false: a dilated problem is refused (exit 2), its self-test case SKIPs
-  ConvEpilogue epilogue = ConvEpilogue::None;
   // With an epilogue: the unfused pipeline the step is also timed against (a convolution, then a
   // separate epilogue kernel), and its name. It must compute what `launch` computes.
   ConvLauncher unfused = nullptr;
   const char* unfused_name = nullptr;
-  // The math the step computes in. Math::Tf32 (tensor cores, chapter 21) makes the baselines cuDNN
-  // in its default math (TF32 allowed) and the tolerance TF32's (tut/core/verify.hpp); the check is
-  // still against true FP32 (cuDNN with FMA math), and the report adds the difference from cuDNN's
-  // TF32 result. main.cu passes TUT_STEP_MATH, which CMake defines from the chapter's MATH.
-  Math math = Math::Fp32;
+
+  ConvEpilogue epilogue() const {
+    return std::strcmp(info.op, "conv_bias_relu") == 0 ? ConvEpilogue::BiasRelu : ConvEpilogue::None;
+  }
 };
 
 // Parses the flags, checks and times the step against cuDNN, prints the report, appends the CSV

@@ -30,6 +30,10 @@ struct ResultRow {
                                        // written empty (families that are not bandwidth-bound)
   std::string config;                  // the plan a step chose for this problem, when it chooses one
                                        // (chapter 10: "128x64 split 4"); empty otherwise
+  // What the step is, as its CMake line declares it (core/step.hpp): the arithmetic ("fp32", "tf32",
+  // "fp64"), what it computes ("gemm", "conv_bias_relu", "spmm", ...) and its tags ("suite planned").
+  // The plots classify rows by these, never by a chapter's number.
+  std::string math, op, tags;
 };
 
 // The header, in order.
@@ -51,6 +55,9 @@ void append_csv_row(const std::string& path, const std::vector<std::string>& hea
                     const std::vector<std::pair<std::string, std::string>>& legacy = {});
 
 // What result rows written before the `part` column was added were: Part I's, the only family then.
+// Rows written before the math, op and tags columns get them empty: a row does not say which step
+// of which build wrote it, so only the build's step list can fill them (plots/bench.py does, before
+// it runs anything; the plots refuse a row without them and say how).
 const std::vector<std::pair<std::string, std::string>>& legacy_result_values();
 
 struct CsvTable {

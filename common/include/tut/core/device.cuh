@@ -23,6 +23,7 @@ struct DeviceInfo {
   std::string cuda_version() const;     // the runtime, "13.0"
   double fp32_peak_gflops() const;      // see device_facts.hpp; 0 when unknown
   double tf32_peak_gflops() const;      // dense TF32 tensor cores (device_facts.hpp); 0 when unknown
+  double fp64_peak_gflops() const;      // FP64 FMA units (device_facts.hpp); 0 when unknown
   double peak_gflops(Math m) const;     // the peak of the math a step computes in
   double dram_peak_gbps() const;        // 2 (DDR) x memory clock x bus width / 8
   std::string slug() const;

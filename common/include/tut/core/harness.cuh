@@ -18,20 +18,12 @@
 #include "tut/core/csv.hpp"
 #include "tut/core/device.cuh"
 #include "tut/core/stats.hpp"
+#include "tut/core/step.hpp"
 #include "tut/core/verify.hpp"
 
 namespace tut {
 
 enum ExitCode { kOk = 0, kVerifyFailed = 1, kBadArgs = 2, kNoGpu = 3, kRuntimeError = 4, kSkipped = 77 };
-
-struct StepInfo {
-  const char* name;   // "09_double_buffering"
-  const char* title;  // "double buffering"
-  // Nonzero: the step's kernels exist for this one compute capability only (90: built for sm_90a,
-  // chapter 12). On another GPU the run says so in one line: a self-test is skipped (exit 77), a
-  // benchmark exits 3.
-  int only_cc = 0;
-};
 
 class Family {
  public:
@@ -48,6 +40,11 @@ class Family {
 };
 
 int harness_main(int argc, char** argv, const StepInfo& step, Family& family);
+
+// A step whose main.cu does not match its CMake declaration (a planner without the tag "planned", a
+// fused epilogue without OP conv_bias_relu, a family's *_main called for another PART...): prints
+// "error: NAME: WHY" and returns kRuntimeError. `why` empty: returns kOk and prints nothing.
+int declaration_error(const StepInfo& step, const std::string& why);
 
 // A CUDA stream that destroys itself.
 struct Stream {
@@ -94,12 +91,13 @@ void print_tf32_comparison(const std::string& lib_name, const std::string& ref_n
 void print_timing_table(const std::vector<TimedRow>& rows, const std::vector<RatioColumn>& ratios, double flops,
                         double min_bytes, double peak_gflops, int name_width = 32, double copy_gbps = 0);
 
-// A CSV row with everything but the baselines filled in: device, step, problem, the step's times
-// and rates, the verification result (`vr` is ignored when o.verify is false), iterations. The peak
-// (and % of peak) is that of `math`: the FP32 FMA units, or the TF32 tensor cores.
-ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o, const std::string& part,
-                          const std::string& problem, int m, int n, int k, const TimeStats& ts,
-                          double flops, double min_bytes, const VerifyResult& vr, Math math = Math::Fp32);
+// A CSV row with everything but the baselines filled in: device, the step (name, title, part, math,
+// op, tags), problem, the step's times and rates, the verification result (`vr` is ignored when
+// o.verify is false), iterations. The peak (and % of peak) is that of the step's math: the FP32 FMA
+// units, the TF32 tensor cores or the FP64 units.
+ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const CommonOptions& o,
+                          const std::string& problem, int m, int n, int k, const TimeStats& ts, double flops,
+                          double min_bytes, const VerifyResult& vr);
 // Appends it to o.csv (nothing when o.csv is empty) and says so.
 void write_result_row(const CommonOptions& o, const ResultRow& r);
 

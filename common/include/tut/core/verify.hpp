@@ -32,9 +32,10 @@ constexpr double kUnitRoundoffTf32 = 0x1p-11;                 // 4.9e-4: 10 stor
 double reduction_tolerance(long long terms, double unit_roundoff = kUnitRoundoffFp32);
 
 // The math a step computes in. Fp32: FP32 multiply-adds (the CUDA cores). Tf32: tensor cores, each
-// factor rounded to TF32 (8-bit exponent, 10-bit fraction) and the products summed in FP32.
-enum class Math { Fp32, Tf32 };
-const char* math_name(Math m);  // "FP32", "TF32"
+// factor rounded to TF32 (8-bit exponent, 10-bit fraction) and the products summed in FP32. Fp64:
+// FP64 multiply-adds (Part III).
+enum class Math { Fp32, Tf32, Fp64 };
+const char* math_name(Math m);  // "FP32", "TF32", "FP64"
 
 // tau for an L-term dot product computed in TF32 (docs/measuring.md derives it): each factor
 // carries a relative rounding error of at most u_tf32 = 2^-11, the products are exact, and the
@@ -43,7 +44,8 @@ const char* math_name(Math m);  // "FP32", "TF32"
 // doubled, as for FP32, because the reference is rounded too:
 //   tau_tf32(L) = 2 ((1 + 2^-11)^2 (1 + gamma_{L+2}(2^-23)) - 1)        (L = 4096: 2.9e-3)
 double tf32_reduction_tolerance(long long terms);
-// The tolerance of `m` for an L-term reduction: reduction_tolerance(L) or tf32_reduction_tolerance(L).
+// The tolerance of `m` for an L-term reduction: reduction_tolerance(L), tf32_reduction_tolerance(L), or
+// reduction_tolerance(L, 2^-53) for FP64.
 double math_tolerance(Math m, long long terms);
 
 // TF32 (tensor cores) rounds each factor to 10 fraction bits, round to nearest with ties away from

@@ -2,11 +2,11 @@
 // main.cu is one call:
 //
 //   int main(int argc, char** argv) {
-//     return tut::gcn_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, tut::GcnKind::Spmm, my_launcher});
+//     return tut::gcn_main(argc, argv, {TUT_THIS_STEP, my_launcher});
 //   }
 //
 // One GCN layer, FP64 (chapters.md, Part III):  out = log_softmax(A_hat (X W) + b). A step solves
-// one of its four pieces (GcnKind); the harness builds the graph (graph.hpp), the inputs, the
+// one of its four pieces (GcnKind, from the OP of its CMake line); the harness builds the graph (graph.hpp), the inputs, the
 // reference, the library baselines, and times the step against them with L2 flushed.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include "tut/core/check.cuh"
+#include "tut/core/step.hpp"
 
 namespace tut {
 
@@ -26,6 +27,9 @@ enum class GcnKind {
   LogSoftmax,  // out = log_softmax(Z), row by row   Z: V x F_out, out: V x F_out (no bias)
   Layer,       // out = log_softmax(A_hat (X W) + b) the whole layer; b: F_out
 };
+
+// The piece an OP names (xw, spmm, log_softmax, layer: chapters/CMakeLists.txt); false for another word.
+bool gcn_kind_of(const char* op, GcnKind* kind);
 
 // The sizes of a run: V nodes, A_hat with nnz entries (edges + V: the self-loops), F_in -> F_out.
 struct GcnProblem {
@@ -68,12 +72,16 @@ using GcnWorkspace = std::size_t (*)(const GcnProblem& p);
 using GcnRefusal = const char* (*)(const GcnProblem& p);
 
 struct GcnStep {
-  const char* name;   // "27_spmm_warp_per_row"
-  const char* title;  // "SpMM, warp per row"
-  GcnKind kind;
+  StepInfo info;  // what the step is (core/step.hpp): main.cu passes TUT_THIS_STEP; its op is the piece
   GcnLauncher launch;
   GcnRefusal refuses = nullptr;          // null: every size
   GcnWorkspace workspace_bytes = nullptr;
+
+  GcnKind kind() const {  // gcn_main refuses an op that names no piece before anything runs
+    GcnKind k = GcnKind::Layer;
+    gcn_kind_of(info.op, &k);
+    return k;
+  }
 };
 
 // Parses the flags, checks and times the step against the libraries, prints the report, appends

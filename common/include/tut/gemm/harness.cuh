@@ -2,10 +2,10 @@
 // main.cu is one call:
 //
 //   int main(int argc, char** argv) {
-//     return tut::gemm_main(argc, argv, {TUT_STEP_NAME, TUT_STEP_TITLE, my_launcher});
+//     return tut::gemm_main(argc, argv, {TUT_THIS_STEP, my_launcher});
 //   }
 //
-// (TUT_STEP_NAME and TUT_STEP_TITLE come from the chapter's tut_add_chapter line in CMake.) A step
+// (TUT_THIS_STEP, what the step is, comes from the chapter's tut_add_chapter line in CMake.) A step
 // that chooses how to run each problem (chapter 10) hands over a GemmPlanner instead of a launcher.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tut/core/check.cuh"
+#include "tut/core/step.hpp"
 #include "tut/core/verify.hpp"
 #include "tut/gemm/problem.hpp"
 
@@ -74,23 +75,16 @@ class GemmPlanner {
 };
 
 struct GemmStep {
-  const char* name;   // "01_naive_gemm"
-  const char* title;  // "naive"
+  // What the step is (core/step.hpp), from its CMake line: main.cu passes TUT_THIS_STEP. Its math
+  // Tf32 (the tensor-core chapters) makes the baseline cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32 and
+  // the tolerance TF32's (tut/core/verify.hpp); the check is still against true FP32 (cuBLAS FP32),
+  // and the report adds the difference from cuBLAS TF32. The tag "planned" goes with a planner.
+  StepInfo info;
   GemmLauncher launch = nullptr;         // one kernel for every problem (chapters 01-09, 11, 12)
   const GemmPlanner* planner = nullptr;  // or a plan per problem (chapter 10)
-  // The math the step computes in. Math::Tf32 (the tensor-core chapters) makes the baseline cuBLAS
-  // with CUBLAS_COMPUTE_32F_FAST_TF32 and the tolerance TF32's (tut/core/verify.hpp); the check is
-  // still against true FP32 (cuBLAS FP32), and the report adds the difference from cuBLAS TF32.
-  Math math = Math::Fp32;
-  // Nonzero: the one compute capability the step's kernels are built for (StepInfo::only_cc).
-  int only_cc = 0;
 
-  // main.cu passes TUT_STEP_MATH and TUT_STEP_ONLY_CC, which CMake defines from the chapter's
-  // MATH and ARCH (chapters/CMakeLists.txt).
-  GemmStep(const char* name_, const char* title_, GemmLauncher launch_, Math math_ = Math::Fp32, int only_cc_ = 0)
-      : name(name_), title(title_), launch(launch_), math(math_), only_cc(only_cc_) {}
-  GemmStep(const char* name_, const char* title_, const GemmPlanner& planner_)
-      : name(name_), title(title_), planner(&planner_) {}
+  GemmStep(const StepInfo& info_, GemmLauncher launch_) : info(info_), launch(launch_) {}
+  GemmStep(const StepInfo& info_, const GemmPlanner& planner_) : info(info_), planner(&planner_) {}
 };
 
 // Parses the flags, checks and times the step against cuBLAS, prints the report, appends the CSV
