@@ -65,11 +65,6 @@ struct DeviceTensors {
   }
 };
 
-// The step's scratch memory for p (0 when it asks for none). A step may refuse p by throwing ArgError.
-std::size_t step_workspace(const ConvStep& step, const ConvProblem& p) {
-  return step.workspace_bytes ? step.workspace_bytes(p) : 0;
-}
-
 void check_dilation(const ConvStep& step, const ConvProblem& p) {
   if (p.dilated() && !step.supports_dilation) {
     throw ArgError(std::string(kProblemFlags) + ": dilation " + std::to_string(p.dil_h) + ":" + std::to_string(p.dil_w) +
@@ -94,10 +89,7 @@ std::size_t library_workspace_limit() {
 }
 
 std::vector<float> run_step_once(const ConvStep& step, const ConvProblem& p, DeviceTensors& d, cudaStream_t s) {
-  d.y.fill_bytes(0xFF, s);  // NaN: an element the step does not write fails verification
-  step.launch(p, d.args(), s);
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return d.y.download();
+  return run_poisoned(d.y, [&](cudaStream_t st) { step.launch(p, d.args(), st); }, s);
 }
 
 // The library's result: the plain convolution, or (epilogue) the fused one with the same bias and residual.
@@ -105,15 +97,12 @@ std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const C
                                  cudaStream_t s) {
   DeviceBuffer<float> y_ref(std::size_t(p.y_elems()));
   if (step.epilogue() == ConvEpilogue::None) {
-    y_ref.fill_bytes(0xFF, s);
-    lib.run_reference(d.x.data(), d.w.data(), y_ref.data(), s);
-  } else {
-    y_ref.fill_bytes(0, s);  // cuDNN reads y as its residual input, times 0, when there is none
-    const ConvArgs a = d.args();
-    lib.run_fused(a.x, a.w, a.bias, a.residual, y_ref.data(), s);
+    return run_poisoned(y_ref, [&](cudaStream_t st) { lib.run_reference(d.x.data(), d.w.data(), y_ref.data(), st); }, s);
   }
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return y_ref.download();
+  y_ref.fill_bytes(0, s);  // cuDNN reads y as its residual input, times 0, when there is none
+  const ConvArgs a = d.args();
+  return run_and_download(
+      y_ref, [&](cudaStream_t st) { lib.run_fused(a.x, a.w, a.bias, a.residual, y_ref.data(), st); }, s);
 }
 
 void print_problem(const ConvProblem& p, const std::string& label, Math math) {
@@ -133,13 +122,6 @@ void print_problem(const ConvProblem& p, const std::string& label, Math math) {
 // ---------------------------------------------------------------------------------------------
 // The benchmark: one problem, verified, timed against the library's baselines.
 
-// A baseline as the benchmark times it.
-struct Baseline {
-  std::string name;
-  std::size_t workspace;
-  std::function<void(cudaStream_t)> run;
-};
-
 // The name a baseline goes by in the table and the CSV (plots/results.py reads the math from it).
 std::string baseline_name(const ConvLibrary& lib, int i, bool fastest) {
   if (!ConvLibrary::have_cudnn()) return "im2col + cuBLAS " + lib.math_label() + " (no cuDNN in this build)";
@@ -156,7 +138,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   if (o.residual && !epilogue) {
     throw ArgError(std::string("--residual: ") + step.info.name + " has no epilogue (valid: a step with a fused epilogue)");
   }
-  const std::size_t ws = step_workspace(step, p);
+  const std::size_t ws = step_workspace(step.workspace_bytes, p);
   // With verification, a TF32 step keeps the library's TF32 result beside the FP32 reference.
   const std::size_t extra_ref = (o.verify && tf32) ? std::size_t(p.y_elems()) * sizeof(float) : 0;
   require_memory(p, o.verify, o.residual, ws + extra_ref, dev, o.label);
@@ -174,14 +156,6 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   // (make profile relies on it); then the library's search and its reference.
   const std::vector<float> out = run_step_once(step, p, d, stream.s);
   ConvLibrary lib(p, !epilogue, args.x, args.w, args.y, library_workspace_limit(), stream.s, step.info.math);
-  std::vector<Baseline> baselines;
-  if (epilogue) {
-    baselines.push_back({lib.fused_name(), lib.algorithm_workspace(lib.reference_algorithm()),
-                         [&lib, args](cudaStream_t s) { lib.run_fused(args.x, args.w, args.bias, args.residual, args.y, s); }});
-    if (step.unfused) {
-      baselines.push_back({step.unfused_name, 0, [&step, &p, args](cudaStream_t s) { step.unfused(p, args, s); }});
-    }
-  }
   if (!tf32) {
     std::printf("library: %s, FMA math (no TF32)\n", ConvLibrary::version().c_str());
   } else if (ConvLibrary::have_cudnn()) {
@@ -205,17 +179,13 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   if (o.verify) {
     vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded, 5, h.bias_or_null(),
                      h.residual_or_null(), step.info.math);
-    std::printf("check: against %s%s: %s\n", epilogue ? lib.fused_name().c_str() : lib.reference_name().c_str(),
-                tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
-    std::fputs(vr.details().c_str(), stdout);
+    print_check((epilogue ? lib.fused_name() : lib.reference_name()) + (tf32 ? ", the TF32 tolerance" : ""), vr);
     if (tf32 && !epilogue) {
       // The library's own TF32 result: IMPLICIT_PRECOMP_GEMM in default math.
       const int pre = lib.reference_algorithm();
       DeviceBuffer<float> y_tf32(std::size_t(p.y_elems()));
-      y_tf32.fill_bytes(0xFF, stream.s);
-      lib.run_algorithm(pre, args.x, args.w, y_tf32.data(), stream.s);
-      TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-      const std::vector<float> ref_tf32 = y_tf32.download();
+      const std::vector<float> ref_tf32 = run_poisoned(
+          y_tf32, [&](cudaStream_t s) { lib.run_algorithm(pre, args.x, args.w, y_tf32.data(), s); }, stream.s);
       print_tf32_comparison(
           baseline_name(lib, pre, false), lib.reference_name(),
           verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_tf32.data(), Match::Rounded, 5, nullptr, nullptr,
@@ -224,7 +194,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
                       step.info.math));
     }
   } else {
-    std::printf("check: skipped (--no-verify)\n");
+    print_check_skipped();
   }
   if (!o.dump.empty()) {
     const std::vector<long long> xs{p.n, p.c, p.h, p.w}, wsh{p.k, p.c, p.r, p.s}, ys{p.n, p.k, p.p, p.q};
@@ -240,18 +210,16 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   std::fflush(stdout);
 
   // Timing: the step and every baseline, the same way, in the same process.
-  L2Flusher flusher(dev.l2_bytes);
-  const TimingPlan plan{o.warmup, o.iters};
-  const TimeStats ts =
-      summarize(time_runs([&](cudaStream_t s) { step.launch(p, args, s); }, nullptr, plan, flusher, stream.s));
-  std::vector<TimeStats> tb;  // one per entry of `baselines`
+  BenchTimer timer(o, dev, stream.s);
+  const TimeStats ts = timer.time([&](cudaStream_t s) { step.launch(p, args, s); });
+  std::vector<TimedRow> baselines;     // [0] the headline baseline, [1] the second (if any)
+  std::vector<std::size_t> workspace;  // the workspace of each, for the report
   if (!epilogue) {
     // Every algorithm of the search, timed like the step; the fastest is the headline baseline, the
     // reference's algorithm (IMPLICIT_PRECOMP_GEMM) the second.
     std::vector<TimeStats> at;
     for (int i = 0; i < lib.algorithms(); ++i) {
-      at.push_back(summarize(time_runs([&lib, i, args](cudaStream_t s) { lib.run_algorithm(i, args.x, args.w, args.y, s); },
-                                       nullptr, plan, flusher, stream.s)));
+      at.push_back(timer.time([&lib, i, args](cudaStream_t s) { lib.run_algorithm(i, args.x, args.w, args.y, s); }));
     }
     int best = 0;
     for (int i = 1; i < lib.algorithms(); ++i) {
@@ -266,49 +234,48 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
         std::printf(" %.4g%s", at[std::size_t(i)].median, i == best ? " (fastest)" : "");
       }
       std::printf("\n");
-      baselines.push_back({baseline_name(lib, best, true), lib.algorithm_workspace(best), nullptr});
-      baselines.push_back({baseline_name(lib, ref_i, false), lib.algorithm_workspace(ref_i), nullptr});
-      tb = {at[std::size_t(best)], at[std::size_t(ref_i)]};
+      baselines = {{baseline_name(lib, best, true), at[std::size_t(best)]},
+                   {baseline_name(lib, ref_i, false), at[std::size_t(ref_i)]}};
+      workspace = {lib.algorithm_workspace(best), lib.algorithm_workspace(ref_i)};
     } else {
-      baselines.push_back({baseline_name(lib, ref_i, false), lib.algorithm_workspace(ref_i), nullptr});
-      tb = {at[std::size_t(ref_i)]};
+      baselines = {{baseline_name(lib, ref_i, false), at[std::size_t(ref_i)]}};
+      workspace = {lib.algorithm_workspace(ref_i)};
     }
   } else {
-    for (const Baseline& b : baselines) tb.push_back(summarize(time_runs(b.run, nullptr, plan, flusher, stream.s)));
+    // The library's fused convolution, then the step's unfused pipeline.
+    baselines.push_back(timer.time_baseline(
+        {lib.fused_name(),
+         [&lib, args](cudaStream_t s) { lib.run_fused(args.x, args.w, args.bias, args.residual, args.y, s); }}));
+    workspace.push_back(lib.algorithm_workspace(lib.reference_algorithm()));
+    if (step.unfused) {
+      baselines.push_back(
+          timer.time_baseline({step.unfused_name, [&step, &p, args](cudaStream_t s) { step.unfused(p, args, s); }}));
+      workspace.push_back(0);
+    }
   }
   // The baselines are known only now for a plain step (the fastest of cuDNN's algorithms, as timed).
   for (std::size_t i = 0; i < baselines.size(); ++i) {
     std::printf("baseline %zu: %s, workspace %s\n", i + 1, baselines[i].name.c_str(),
-                format_bytes(double(baselines[i].workspace)).c_str());
+                format_bytes(double(workspace[i])).c_str());
   }
   print_timing_plan(o, step.info.math);
   std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}};
-  for (std::size_t i = 0; i < baselines.size(); ++i) rows.push_back({baselines[i].name, tb[i]});
+  rows.insert(rows.end(), baselines.begin(), baselines.end());
   std::vector<RatioColumn> ratios;
   if (epilogue) {
-    ratios.push_back({"% fused", tb[0].median});
-    if (tb.size() > 1) ratios.push_back({"% unfused", tb[1].median});
+    ratios.push_back({"% fused", baselines[0].t.median});
+    if (baselines.size() > 1) ratios.push_back({"% unfused", baselines[1].t.median});
   } else {
-    ratios.push_back({ConvLibrary::have_cudnn() ? "% fastest" : "% im2col", tb[0].median});
-    if (tb.size() > 1) ratios.push_back({"% precomp", tb[1].median});
+    ratios.push_back({ConvLibrary::have_cudnn() ? "% fastest" : "% im2col", baselines[0].t.median});
+    if (baselines.size() > 1) ratios.push_back({"% precomp", baselines[1].t.median});
   }
   int width = 32;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));
   print_timing_table(rows, ratios, p.flops(), p.min_bytes(), dev.peak_gflops(step.info.math), width);
 
-  ResultRow r = make_result_row(dev, step.info, o, o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(),
-                                ts, p.flops(), p.min_bytes(), vr);
-  r.baseline = baselines[0].name;
-  r.baseline_time_ms = tb[0].median;
-  r.ratio_to_baseline = tb[0].median / ts.median;
-  if (baselines.size() > 1) {
-    r.alt_baseline = baselines[1].name;
-    r.alt_baseline_time_ms = tb[1].median;
-  }
-  write_result_row(o, r);
-  const bool verified = !o.verify || vr.passed;
-  if (!verified) std::printf("RESULT: verification FAILED\n");
-  return verified ? kOk : kVerifyFailed;
+  const ResultRow r = make_result_row(dev, step.info, o, o.label, p.gemm_m(), p.gemm_n(), p.gemm_k(), ts, p.flops(),
+                                      p.min_bytes(), vr);
+  return finish_benchmark(o, r, baselines, vr);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,11 +346,10 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     char label[160];
     std::snprintf(label, sizeof label, "%-20s %-28s", c.what, p.label().c_str());
     if (p.dilated() && !step.supports_dilation) {
-      std::printf("SKIP  %s  (this step does not support dilation)\n", label);
-      ++tally.skipped;
+      tally.skip(label, "this step does not support dilation");
       continue;
     }
-    const std::size_t ws = step_workspace(step, p);
+    const std::size_t ws = step_workspace(step.workspace_bytes, p);
     for (const Variant& v : kVariants) {
       ++case_seed;
       const bool residual = epilogue && v.residual;
@@ -423,15 +389,17 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
         }
         if (ConvLibrary::have_cudnn()) {
           Im2colCublasConv second(p);
-          d.y.fill_bytes(0xFF, stream.s);
           const ConvArgs a = d.args();
-          if (epilogue) {
-            second.run_fused(a.x, a.w, a.bias, a.residual, a.y, stream.s);
-          } else {
-            second.run(a.x, a.w, a.y, stream.s);
-          }
-          TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-          const std::vector<float> alt = d.y.download();
+          const std::vector<float> alt = run_poisoned(
+              d.y,
+              [&](cudaStream_t s) {
+                if (epilogue) {
+                  second.run_fused(a.x, a.w, a.bias, a.residual, a.y, s);
+                } else {
+                  second.run(a.x, a.w, a.y, s);
+                }
+              },
+              stream.s);
           const VerifyResult av =
               verify_conv(p, h.x.data(), h.w.data(), alt.data(), ref_cpu.data(), v.match, 5, bias, res);
           notes += std::string(", im2col+cuBLAS vs CPU: ") + (av.passed ? "ok" : "FAILED");
@@ -449,19 +417,10 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
           small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), v.match, 5, bias, res, step.info.math)
                 : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), v.match, 5, bias, res, step.info.math);
       ok = ok && vr.passed;
-      tally.pass_or_fail(ok);
-      char detail[200];
-      const char* against = small ? "CPU" : (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS");
-      if (v.match == Match::Exact) {
-        std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", against, vr.mismatches, vr.checked);
-      } else {
-        std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance, against);
-      }
-      std::printf("%s  %s %-6s  %s%s (y poisoned)%s\n", ok ? "PASS" : "FAIL", label,
-                  v.inputs == Inputs::Random ? "random" : "ints", detail, notes.c_str(),
-                  residual ? " +residual" : "");
-      if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
-      std::fflush(stdout);
+      char what[200];
+      std::snprintf(what, sizeof what, "%s %-6s", label, v.inputs == Inputs::Random ? "random" : "ints");
+      tally.report(ok, what, vr, small ? "CPU" : (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS"),
+                   notes + " (y poisoned)" + (residual ? " +residual" : ""));
     }
   }
   return tally.finish(step.info);

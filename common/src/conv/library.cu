@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tut/core/cublas.cuh"
 #include "tut/core/device_buffer.cuh"
-#include "tut/gemm/harness.cuh"
 
 #if TUT_HAVE_CUDNN
 #include "tut/core/cudnn.cuh"
@@ -66,12 +66,9 @@ Im2colCublasConv::Im2colCublasConv(const ConvProblem& prob)
 void Im2colCublasConv::run(const float* x, const float* w, float* y, cudaStream_t s, Math math) {
   im2col_kernel<<<blocks_for(std::int64_t(col_.size())), kThreads, 0, s>>>(p_, x, col_.data());
   TUT_CHECK_LAUNCH();
-  const GemmProblem g = GemmProblem::packed(p_.gemm_m(), p_.gemm_n(), p_.gemm_k(), 1.0f, 0.0f);
-  if (math == Math::Tf32) {
-    cublas_tf32_gemm(g, w, col_.data(), y_gemm_.data(), s);
-  } else {
-    cublas_sgemm(g, w, col_.data(), y_gemm_.data(), s);
-  }
+  // Y (K x N*P*Q) = W (K x C*R*S) * X_col (C*R*S x N*P*Q), every matrix packed.
+  const int m = p_.gemm_m(), n = p_.gemm_n(), k = p_.gemm_k();
+  cublas_gemm_f32(m, n, k, 1.0f, w, k, col_.data(), n, 0.0f, y_gemm_.data(), n, math, s);
   gemm_to_nkpq_kernel<<<blocks_for(std::int64_t(y_gemm_.size())), kThreads, 0, s>>>(p_, y_gemm_.data(), y);
   TUT_CHECK_LAUNCH();
 }

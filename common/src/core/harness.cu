@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 #include "tut/core/timing.cuh"
 
@@ -101,6 +102,46 @@ void check_output_paths(const CommonOptions& o) {
   }
 }
 
+template <class T>
+std::vector<T> run_and_download(DeviceBuffer<T>& out, const std::function<void(cudaStream_t)>& launch,
+                                cudaStream_t stream) {
+  launch(stream);
+  TUT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return out.download();
+}
+
+template <class T>
+std::vector<T> run_poisoned(DeviceBuffer<T>& out, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
+  out.fill_bytes(0xFF, stream);
+  return run_and_download(out, launch, stream);
+}
+
+template std::vector<float> run_and_download(DeviceBuffer<float>&, const std::function<void(cudaStream_t)>&,
+                                             cudaStream_t);
+template std::vector<double> run_and_download(DeviceBuffer<double>&, const std::function<void(cudaStream_t)>&,
+                                              cudaStream_t);
+template std::vector<float> run_poisoned(DeviceBuffer<float>&, const std::function<void(cudaStream_t)>&, cudaStream_t);
+template std::vector<double> run_poisoned(DeviceBuffer<double>&, const std::function<void(cudaStream_t)>&, cudaStream_t);
+
+void print_check(const std::string& against, const VerifyResult& vr) {
+  std::printf("check: against %s: %s\n", against.c_str(), vr.summary().c_str());
+  std::fputs(vr.details().c_str(), stdout);
+}
+
+void print_check_skipped() { std::printf("check: skipped (--no-verify)\n"); }
+
+BenchTimer::BenchTimer(const CommonOptions& o, const DeviceInfo& dev, cudaStream_t stream,
+                       std::function<void(cudaStream_t)> before_each)
+    : plan_{o.warmup, o.iters}, flusher_(dev.l2_bytes), stream_(stream), before_each_(std::move(before_each)) {}
+
+TimeStats BenchTimer::time(const std::function<void(cudaStream_t)>& run) {
+  return summarize(time_runs(run, before_each_, plan_, flusher_, stream_));
+}
+
+CopyBandwidth BenchTimer::copy_bandwidth(std::size_t bytes) {
+  return measure_copy_bandwidth(bytes, plan_, flusher_, stream_);
+}
+
 void print_timing_plan(const CommonOptions& o, Math math) {
   std::printf("timing: %d warm-up + %d timed runs each, CUDA events, L2 flushed before every timed run%s\n\n",
               o.warmup, o.iters, math == Math::Tf32 ? "; % peak: of the TF32 tensor-core peak (device line)" : "");
@@ -171,6 +212,46 @@ void write_result_row(const CommonOptions& o, const ResultRow& r) {
   if (o.csv.empty()) return;
   append_csv_row(o.csv, result_columns(), to_fields(r), legacy_result_values());
   std::printf("csv: row appended to %s\n", o.csv.c_str());
+}
+
+void set_baselines(ResultRow& r, const std::vector<TimedRow>& baselines) {
+  if (baselines.empty()) return;
+  r.baseline = baselines[0].name;
+  r.baseline_time_ms = baselines[0].t.median;
+  r.ratio_to_baseline = baselines[0].t.median / r.time_ms_median;
+  if (baselines.size() > 1) {
+    r.alt_baseline = baselines[1].name;
+    r.alt_baseline_time_ms = baselines[1].t.median;
+  }
+}
+
+int finish_benchmark(const CommonOptions& o, ResultRow r, const std::vector<TimedRow>& baselines,
+                     const VerifyResult& vr) {
+  set_baselines(r, baselines);
+  write_result_row(o, r);
+  const bool verified = !o.verify || vr.passed;
+  if (!verified) std::printf("RESULT: verification FAILED\n");
+  return verified ? kOk : kVerifyFailed;
+}
+
+void SelfTestTally::skip(const std::string& what, const std::string& why) {
+  std::printf("SKIP  %s  (%s)\n", what.c_str(), why.c_str());
+  ++skipped;
+}
+
+void SelfTestTally::report(bool ok, const std::string& what, const VerifyResult& vr, const std::string& against,
+                           const std::string& notes) {
+  ++checks;
+  if (!ok) ++failures;
+  char detail[200];
+  if (vr.match == Match::Exact) {
+    std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", against.c_str(), vr.mismatches, vr.checked);
+  } else {
+    std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance, against.c_str());
+  }
+  std::printf("%s  %s  %s%s\n", ok ? "PASS" : "FAIL", what.c_str(), detail, notes.c_str());
+  if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
+  std::fflush(stdout);
 }
 
 int SelfTestTally::finish(const StepInfo& step) const {

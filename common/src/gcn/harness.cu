@@ -119,10 +119,6 @@ struct DeviceData {
   }
 };
 
-std::size_t step_workspace(const GcnStep& step, const GcnProblem& p) {
-  return step.workspace_bytes ? step.workspace_bytes(p) : 0;
-}
-
 // Device bytes of a run: the inputs, the output (and a reference copy), A_hat, the step's
 // workspace, the library's temporaries (two V x F_out for the layer pipeline, one for a reference)
 // and the copy probe's two buffers.
@@ -177,19 +173,13 @@ void run_library(GcnLibrary& lib, GcnKind k, int alg, const GcnArgs& g, double* 
 }
 
 std::vector<double> run_step_once(const GcnStep& step, const GcnProblem& p, DeviceData& d, cudaStream_t s) {
-  d.out.fill_bytes(0xFF, s);  // NaN: an element the step does not write fails verification
-  step.launch(p, d.args(), s);
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return d.out.download();
+  return run_poisoned(d.out, [&](cudaStream_t st) { step.launch(p, d.args(), st); }, s);
 }
 
 // The library's result in `out` (V x F_out, poisoned first), copied back.
 std::vector<double> run_library_once(GcnLibrary& lib, GcnKind k, int alg, DeviceData& d, DeviceBuffer<double>& out,
                                      cudaStream_t s, bool plain = false) {
-  out.fill_bytes(0xFF, s);
-  run_library(lib, k, alg, d.args(), out.data(), s, plain);
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return out.download();
+  return run_poisoned(out, [&](cudaStream_t st) { run_library(lib, k, alg, d.args(), out.data(), st, plain); }, s);
 }
 
 // The graph a run uses, A_hat built from it.
@@ -227,17 +217,12 @@ void print_problem(const GcnStep& step, const GraphData& g, const GcnProblem& p,
 // ---------------------------------------------------------------------------------------------
 // The benchmark: one problem, verified, timed against the library.
 
-struct Baseline {
-  std::string name;
-  TimeStats t;
-};
-
 int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& dev) {
   check_output_paths(o);
   const GraphData g = make_graph(o);
   const GcnProblem p = problem_of(g.a, o.f_in, o.f_out);
   if (const char* why = refusal(step, p)) throw ArgError(std::string(why) + " [" + step.info.name + "]");
-  const std::size_t ws = step_workspace(step, p);
+  const std::size_t ws = step_workspace(step.workspace_bytes, p);
   require_memory(device_bytes(step.kind(), p, ws) + 2 * kCopyProbeBytes, dev, g.name, o.graph_file.empty() ? "--nodes/--edges/--in/--out" : "--graph/--in/--out");
   print_problem(step, g, p, o);
   if (ws > 0) std::printf("workspace: %s of this step's own buffers\n", format_bytes(double(ws)).c_str());
@@ -271,10 +256,9 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
                                 : step.kind() == GcnKind::Spmm       ? "cuSPARSE " + lib.spmm_algorithm_name(lib.spmm_default())
                                 : step.kind() == GcnKind::LogSoftmax ? lib.log_softmax_name()
                                                                    : lib.layer_name(lib.spmm_default());
-    std::printf("check: against %s: %s\n", against.c_str(), vr.summary().c_str());
-    std::fputs(vr.details().c_str(), stdout);
+    print_check(against, vr);
   } else {
-    std::printf("check: skipped (--no-verify)\n");
+    print_check_skipped();
   }
   if (!o.dump.empty()) {
     const long long v = p.v;
@@ -302,16 +286,11 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   std::fflush(stdout);
 
   // Timing: the copy probe, the step and every baseline, the same way, in the same process.
-  L2Flusher flusher(dev.l2_bytes);
-  const TimingPlan plan{o.warmup, o.iters};
-  const CopyBandwidth copy = measure_copy_bandwidth(kCopyProbeBytes, plan, flusher, stream.s);
-  const TimeStats ts =
-      summarize(time_runs([&](cudaStream_t s) { step.launch(p, args, s); }, nullptr, plan, flusher, stream.s));
+  BenchTimer timer(o, dev, stream.s);
+  const CopyBandwidth copy = timer.copy_bandwidth(kCopyProbeBytes);
+  const TimeStats ts = timer.time([&](cudaStream_t s) { step.launch(p, args, s); });
   double* lo = lib_out.data();
-  auto time_lib = [&](const std::function<void(cudaStream_t)>& run) {
-    return summarize(time_runs(run, nullptr, plan, flusher, stream.s));
-  };
-  std::vector<Baseline> baselines;  // [0] the headline baseline, [1] the second (if any)
+  std::vector<TimedRow> baselines;  // [0] the headline baseline, [1] the second (if any)
   std::vector<TimedRow> extra;      // pieces shown for information
   int best = lib.spmm_default();
   if (uses_graph(step.kind())) {
@@ -322,7 +301,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
     if (piece.size()) piece.fill_bytes(0, stream.s);
     std::vector<TimeStats> at;
     for (int i = 0; i < lib.spmm_algorithms(); ++i) {
-      at.push_back(time_lib([&lib, i, z, lo](cudaStream_t s) { lib.spmm(i, z, lo, s); }));
+      at.push_back(timer.time([&lib, i, z, lo](cudaStream_t s) { lib.spmm(i, z, lo, s); }));
       if (at.back().median < at[std::size_t(best)].median) best = i;
     }
     std::printf("cuSPARSE SpMM algorithms (median ms):");
@@ -335,34 +314,34 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       baselines.push_back({"cuSPARSE CSR default (" + lib.spmm_algorithm_name(lib.spmm_default()) + ")",
                            at[std::size_t(lib.spmm_default())]});
     } else {
-      baselines.push_back({lib.layer_name(best), time_lib([&lib, best, args, lo](cudaStream_t s) {
+      baselines.push_back({lib.layer_name(best), timer.time([&lib, best, args, lo](cudaStream_t s) {
                              lib.layer(best, args.x, args.w, args.b, lo, s);
                            })});
       if (lib.have_cudnn_softmax()) {
         // The same pipeline with the plain bias + log_softmax kernel: cuDNN's FP64 softmax is slow.
-        baselines.push_back({lib.layer_name(best, true), time_lib([&lib, best, args, lo](cudaStream_t s) {
+        baselines.push_back({lib.layer_name(best, true), timer.time([&lib, best, args, lo](cudaStream_t s) {
                                lib.layer(best, args.x, args.w, args.b, lo, s, true);
                              })});
       }
       // The pipeline's pieces, each timed alone, for the reader to see where its time goes.
       double* hb = piece.data();
       extra.push_back({"  piece: " + GcnLibrary::xw_name(),
-                       time_lib([&lib, args, hb](cudaStream_t s) { lib.xw(args.x, args.w, hb, s); })});
+                       timer.time([&lib, args, hb](cudaStream_t s) { lib.xw(args.x, args.w, hb, s); })});
       extra.push_back({"  piece: cuSPARSE " + lib.spmm_algorithm_name(best), at[std::size_t(best)]});
       extra.push_back({"  piece: " + lib.log_softmax_name() + " (no bias)",
-                       time_lib([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s); })});
+                       timer.time([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s); })});
       if (lib.have_cudnn_softmax()) {
         extra.push_back({"  piece: " + lib.log_softmax_name(true) + " (no bias)",
-                         time_lib([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s, true); })});
+                         timer.time([&lib, hb, lo](cudaStream_t s) { lib.log_softmax(hb, lo, s, true); })});
       }
     }
   } else if (step.kind() == GcnKind::Xw) {
-    baselines.push_back({GcnLibrary::xw_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.xw(args.x, args.w, lo, s); })});
+    baselines.push_back({GcnLibrary::xw_name(), timer.time([&lib, args, lo](cudaStream_t s) { lib.xw(args.x, args.w, lo, s); })});
   } else {
-    baselines.push_back({lib.log_softmax_name(), time_lib([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s); })});
+    baselines.push_back({lib.log_softmax_name(), timer.time([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s); })});
     if (lib.have_cudnn_softmax()) {
       baselines.push_back({lib.log_softmax_name(true),
-                           time_lib([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s, true); })});
+                           timer.time([&lib, args, lo](cudaStream_t s) { lib.log_softmax(args.z, lo, s, true); })});
     }
   }
   std::printf("copy:   cudaMemcpyAsync device to device of %s: %.4g ms median, %.1f GB/s (bytes read + written)\n",
@@ -373,7 +352,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
               ts.median / floor_ms);
   print_timing_plan(o);
   std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}};
-  for (const Baseline& b : baselines) rows.push_back({b.name, b.t});
+  rows.insert(rows.end(), baselines.begin(), baselines.end());
   for (const TimedRow& r : extra) rows.push_back(r);
   rows.push_back({"memory floor (min bytes at copy GB/s)", TimeStats{floor_ms, floor_ms, floor_ms}});
   std::vector<RatioColumn> ratios;
@@ -394,17 +373,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
   r.pct_of_peak = 0;  // the FP64 peak is not this part's ceiling (every piece is bandwidth-bound); copy_gbps is
   r.peak_gflops = 0;
   r.copy_gbps = copy.gbps();
-  r.baseline = baselines[0].name;
-  r.baseline_time_ms = baselines[0].t.median;
-  r.ratio_to_baseline = baselines[0].t.median / ts.median;
-  if (baselines.size() > 1) {
-    r.alt_baseline = baselines[1].name;
-    r.alt_baseline_time_ms = baselines[1].t.median;
-  }
-  write_result_row(o, r);
-  const bool verified = !o.verify || vr.passed;
-  if (!verified) std::printf("RESULT: verification FAILED\n");
-  return verified ? kOk : kVerifyFailed;
+  return finish_benchmark(o, r, baselines, vr);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,11 +455,10 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
       char label[160];
       std::snprintf(label, sizeof label, "%-20s V=%-6d nnz=%-8lld %3d -> %-3d", c.what.c_str(), p.v, p.nnz, p.f_in, p.f_out);
       if (const char* why = refusal(step, p)) {
-        std::printf("SKIP  %s  (%s)\n", label, why);
-        ++tally.skipped;
+        tally.skip(label, why);
         continue;
       }
-      const std::size_t ws = step_workspace(step, p);
+      const std::size_t ws = step_workspace(step.workspace_bytes, p);
       std::vector<std::pair<Inputs, Match>> variants{{Inputs::Random, Match::Rounded}};
       if (step.kind() == GcnKind::Xw) variants.insert(variants.begin(), {Inputs::SmallInts, Match::Exact});
       for (const auto& [inputs, match] : variants) {
@@ -528,17 +496,9 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
         const std::vector<double> out = run_step_once(step, p, d, stream.s);
         const VerifyResult vr = verify_step(step.kind(), a, p, h, out.data(), ref.data(), match);
         ok = ok && vr.passed;
-        tally.pass_or_fail(ok);
-        char detail[200];
-        if (match == Match::Exact) {
-          std::snprintf(detail, sizeof detail, "exact vs CPU: %zu of %zu differ", vr.mismatches, vr.checked);
-        } else {
-          std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs CPU", vr.rel_err, vr.tolerance);
-        }
-        std::printf("%s  %s %-6s  %s%s (out poisoned)\n", ok ? "PASS" : "FAIL", label,
-                    inputs == Inputs::Random ? "random" : "ints", detail, notes.c_str());
-        if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
-        std::fflush(stdout);
+        char what[200];
+        std::snprintf(what, sizeof what, "%s %-6s", label, inputs == Inputs::Random ? "random" : "ints");
+        tally.report(ok, what, vr, "CPU", notes + " (out poisoned)");
       }
     }
   }

@@ -178,12 +178,8 @@ std::string GcnLibrary::version() {
 
 void GcnLibrary::xw(const double* x, const double* w, double* h, cudaStream_t s) {
   const GcnProblem& p = impl_->p;
-  cublasHandle_t hb = cublas_handle();
-  TUT_CUBLAS_CHECK(cublasSetStream(hb, s));
-  // Row-major H (V x F_out) is column-major H^T (F_out x V) = W^T X^T: W first, then X.
-  const double one = 1.0, zero = 0.0;
-  TUT_CUBLAS_CHECK(cublasDgemm(hb, CUBLAS_OP_N, CUBLAS_OP_N, p.f_out, p.v, p.f_in, &one, w, p.f_out, x, p.f_in, &zero,
-                               h, p.f_out));
+  // H (V x F_out) = X (V x F_in) W (F_in x F_out), every matrix packed.
+  cublas_gemm_f64(p.v, p.f_out, p.f_in, 1.0, x, p.f_in, w, p.f_out, 0.0, h, p.f_out, s);
 }
 
 int GcnLibrary::spmm_algorithms() const { return int(impl_->algs.size()); }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,16 +49,6 @@ struct DeviceInputs {
     B.upload(h.B.data());
     C0.upload(h.C0.data());
   }
-  // Before a run: with beta == 0 the kernel must not read C, so C is poisoned with NaN and any
-  // element the kernel fails to write stays NaN and fails verification. With beta != 0, C is an
-  // input and gets its initial values back.
-  void reset_output(const GemmProblem& p, cudaStream_t s) {
-    if (p.beta == 0.0f) {
-      C.fill_bytes(0xFF, s);
-    } else {
-      C.copy_from(C0, s);
-    }
-  }
 };
 
 // A, B, C0, C, (with_reference) the reference's C and a step's workspace.
@@ -94,11 +85,18 @@ class Runner {
   DeviceBuffer<unsigned char> workspace_;
 };
 
+// One run of `run` on the problem's device inputs, as the core's checks and timing take it.
+std::function<void(cudaStream_t)> launch_on(Runner& run, const GemmProblem& p, DeviceInputs& d) {
+  return [&run, &p, &d](cudaStream_t s) { run(p, d.A.data(), d.B.data(), d.C.data(), s); };
+}
+
+// One checked run. With beta == 0 the kernel must not read C, so C is poisoned with NaN and any
+// element the kernel fails to write stays NaN and fails verification. With beta != 0, C is an
+// input and gets its initial values back first.
 std::vector<float> run_step_once(Runner& run, const GemmProblem& p, DeviceInputs& d, cudaStream_t s) {
-  d.reset_output(p, s);
-  run(p, d.A.data(), d.B.data(), d.C.data(), s);
-  TUT_CUDA_CHECK(cudaStreamSynchronize(s));
-  return d.C.download();
+  if (p.beta == 0.0f) return run_poisoned(d.C, launch_on(run, p, d), s);
+  d.C.copy_from(d.C0, s);
+  return run_and_download(d.C, launch_on(run, p, d), s);
 }
 
 std::vector<float> run_step_once(GemmLauncher launch, const GemmProblem& p, DeviceInputs& d, cudaStream_t s) {
@@ -106,14 +104,13 @@ std::vector<float> run_step_once(GemmLauncher launch, const GemmProblem& p, Devi
   return run_step_once(run, p, d, s);
 }
 
-// The library a step is timed against: cuBLAS in the step's math.
-struct Baseline {
-  GemmLauncher launch;
-  const char* name;
-};
-Baseline baseline_of(const GemmStep& step) {
-  return step.info.math == Math::Tf32 ? Baseline{&cublas_tf32_gemm, cublas_tf32_name()}
-                                 : Baseline{&cublas_sgemm, cublas_sgemm_name()};
+// cuBLAS in `math` (Tf32: CUBLAS_COMPUTE_32F_FAST_TF32; otherwise true FP32): the library a step
+// of that math is timed against.
+GemmLauncher cublas_in(Math math) { return math == Math::Tf32 ? &cublas_tf32_gemm : &cublas_sgemm; }
+Baseline cublas_baseline(Math math, const GemmProblem& p, DeviceInputs& d) {
+  const GemmLauncher launch = cublas_in(math);
+  return {math == Math::Tf32 ? cublas_tf32_name() : cublas_sgemm_name(),
+          [launch, &p, &d](cudaStream_t s) { launch(p, d.A.data(), d.B.data(), d.C.data(), s); }};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,22 +203,20 @@ std::vector<GemmChoice> test_choices(const GemmPlanner& planner, const GemmProbl
   return out;
 }
 
-// The cuBLAS columns of a result row.
-void fill_baseline(ResultRow& r, const GemmProblem& p, const TimeStats& tb, const char* name) {
-  r.baseline = name;
-  r.baseline_time_ms = tb.median;
-  r.ratio_to_baseline = tb.median / r.time_ms_median;
+// The core's result row of a run of p, with GEMM's alpha and beta.
+ResultRow gemm_row(const DeviceInfo& dev, const GemmStep& step, const GemmOptions& o, const GemmProblem& p,
+                   const TimeStats& t, const VerifyResult& vr) {
+  ResultRow r = make_result_row(dev, step.info, o, p.label(), p.m, p.n, p.k, t, p.flops(), p.min_bytes(), vr);
   r.alpha = p.alpha;
   r.beta = p.beta;
+  return r;
 }
 
 // --explain: every candidate choice, its wave arithmetic, the rule's model and the measured time,
 // each run verified like the step; one CSV row per candidate (its config names it). Returns false
 // when a candidate failed verification.
-template <class TimeWith>
 bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, const GemmProblem& p, GemmChoice rule,
-             const HostInputs& h, DeviceInputs& d, const std::vector<float>& ref, TimeWith& time_with,
-             cudaStream_t s) {
+             const HostInputs& h, DeviceInputs& d, const std::vector<float>& ref, BenchTimer& timer, cudaStream_t s) {
   const GemmPlanner& planner = *step.planner;
   const std::vector<GemmChoice> cands = explain_candidates(planner, p);
   std::printf("\nexplain: %zu candidate plans; model = the rule's estimate, measured = median of %d runs (L2 "
@@ -235,9 +230,7 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
   };
   std::vector<Measured> done;
   bool all_ok = true;
-  const Baseline base = baseline_of(step);
-  Runner cublas(base.launch);
-  const TimeStats tb = time_with(cublas);
+  const TimedRow tb = timer.time_baseline(cublas_baseline(step.info.math, p, d));
   for (const GemmChoice& c : cands) {
     const std::size_t ws = planner.workspace_bytes(p, c);
     std::size_t free_b = 0, total_b = 0;
@@ -254,11 +247,10 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
       m.vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.info.math);
       all_ok = all_ok && m.vr.passed;
     }
-    m.t = time_with(run);
+    m.t = timer.time(launch_on(run, p, d));
     done.push_back(m);
-    ResultRow r = make_result_row(dev, step.info, o, p.label(), p.m, p.n, p.k, m.t, p.flops(),
-                                  p.min_bytes(), m.vr);
-    fill_baseline(r, p, tb, base.name);
+    ResultRow r = gemm_row(dev, step, o, p, m.t, m.vr);
+    set_baselines(r, {tb});
     r.config = choice_label(planner, c);
     if (!o.csv.empty()) append_csv_row(o.csv, result_columns(), to_fields(r), legacy_result_values());
   }
@@ -273,7 +265,7 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
                 w.k_steps, w.model_us, 1e3 * m.t.median, m.t.median / fastest,
                 !o.verify ? "skipped" : (m.vr.passed ? "ok" : "FAILED"));
   }
-  std::printf("%s: %.1f us in the same process%s\n\n", base.name, 1e3 * tb.median,
+  std::printf("%s: %.1f us in the same process%s\n\n", tb.name.c_str(), 1e3 * tb.t.median,
               o.csv.empty() ? "" : ("; one row per candidate appended to " + o.csv).c_str());
   std::fflush(stdout);
   return all_ok;
@@ -284,9 +276,8 @@ bool explain(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev, 
 
 int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& dev) {
   const GemmProblem p = GemmProblem::packed(o.m, o.n, o.k, o.alpha, o.beta);
-  const Baseline base = baseline_of(step);
   const bool tf32 = step.info.math == Math::Tf32;
-  const bool is_baseline = (step.launch == base.launch);
+  const bool is_baseline = (step.launch == cublas_in(step.info.math));
   check_output_paths(o);
   GemmChoice forced, choice;
   if (step.planner) {
@@ -317,9 +308,8 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   auto library_result = [&](GemmLauncher launch) {
     DeviceBuffer<float> c_ref(d.C0.size());
     c_ref.copy_from(d.C0, stream.s);
-    launch(p, d.A.data(), d.B.data(), c_ref.data(), stream.s);
-    TUT_CUDA_CHECK(cudaStreamSynchronize(stream.s));
-    return c_ref.download();
+    return run_and_download(
+        c_ref, [&](cudaStream_t s) { launch(p, d.A.data(), d.B.data(), c_ref.data(), s); }, stream.s);
   };
   if (o.verify) {
     ref = library_result(&cublas_sgemm);
@@ -330,10 +320,9 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   VerifyResult vr;
   if (o.verify) {
     vr = verify_gemm(p, h.A.data(), h.B.data(), h.C0.data(), out.data(), ref.data(), Match::Rounded, step.info.math);
-    std::printf("check: against %s%s%s: %s\n", cublas_sgemm_name(),
-                step.launch == &cublas_sgemm ? " (itself: run-to-run check)" : "",
-                tf32 ? ", the TF32 tolerance" : "", vr.summary().c_str());
-    std::fputs(vr.details().c_str(), stdout);
+    print_check(std::string(cublas_sgemm_name()) + (step.launch == &cublas_sgemm ? " (itself: run-to-run check)" : "") +
+                    (tf32 ? ", the TF32 tolerance" : ""),
+                vr);
     if (tf32) {
       print_tf32_comparison(
           cublas_tf32_name(), cublas_sgemm_name(),
@@ -342,7 +331,7 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
           is_baseline);
     }
   } else {
-    std::printf("check: skipped (--no-verify)\n");
+    print_check_skipped();
   }
   if (!o.dump.empty()) {
     write_npy_f32(o.dump + "/A.npy", h.A.data(), p.m, p.k, p.lda);
@@ -354,48 +343,31 @@ int run_benchmark(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
   }
   std::fflush(stdout);
 
-  // Timing: the step and cuBLAS, the same way, in the same process.
-  L2Flusher flusher(dev.l2_bytes);
-  const TimingPlan plan{o.warmup, o.iters};
+  // Timing: the step and cuBLAS, the same way, in the same process; with beta != 0 every run gets
+  // C's initial values back first.
   std::function<void(cudaStream_t)> restore;
   if (p.beta != 0.0f) restore = [&](cudaStream_t s) { d.C.copy_from(d.C0, s); };
-  auto run_with = [&](Runner& r) {
-    return summarize(time_runs([&](cudaStream_t s) { r(p, d.A.data(), d.B.data(), d.C.data(), s); }, restore,
-                               plan, flusher, stream.s));
-  };
+  BenchTimer timer(o, dev, stream.s, restore);
   bool explained_ok = true;
   if (o.explain) {
-    explained_ok = explain(o, step, dev, p, choice, h, d, ref, run_with, stream.s);
+    explained_ok = explain(o, step, dev, p, choice, h, d, ref, timer, stream.s);
   }
-  Runner cublas(base.launch);
-  const TimeStats ts = run_with(run);
-  const TimeStats tb = run_with(cublas);
+  const TimeStats ts = timer.time(launch_on(run, p, d));
+  std::vector<TimedRow> baselines{timer.time_baseline(cublas_baseline(step.info.math, p, d))};
   // A TF32 step also shows what the tensor cores buy: cuBLAS in true FP32, timed the same way.
-  TimeStats tf;
-  if (tf32) {
-    Runner cublas_fp32(&cublas_sgemm);
-    tf = run_with(cublas_fp32);
-  }
+  if (tf32) baselines.push_back(timer.time_baseline(cublas_baseline(Math::Fp32, p, d)));
 
   print_timing_plan(o, step.info.math);
-  std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}, {base.name, tb}};
-  if (tf32) rows.push_back({cublas_sgemm_name(), tf});
-  print_timing_table(rows, {{tf32 ? "% cuBLAS TF32" : "% cuBLAS", tb.median}}, p.flops(), p.min_bytes(),
+  std::vector<TimedRow> rows{{std::string(step.info.name) + " (" + step.info.title + ")", ts}};
+  rows.insert(rows.end(), baselines.begin(), baselines.end());
+  print_timing_table(rows, {{tf32 ? "% cuBLAS TF32" : "% cuBLAS", baselines[0].t.median}}, p.flops(), p.min_bytes(),
                      dev.peak_gflops(step.info.math), tf32 ? 44 : 32);
 
-  const bool verified = !o.verify || vr.passed;
-  ResultRow r = make_result_row(dev, step.info, o, p.label(), p.m, p.n, p.k, ts, p.flops(),
-                                p.min_bytes(), vr);
-  fill_baseline(r, p, tb, base.name);
-  if (tf32) {
-    r.alt_baseline = cublas_sgemm_name();
-    r.alt_baseline_time_ms = tf.median;
-  }
+  ResultRow r = gemm_row(dev, step, o, p, ts, vr);
   if (step.planner) r.config = choice_label(*step.planner, choice);
-  write_result_row(o, r);
-  if (!verified) std::printf("RESULT: verification FAILED\n");
+  const int verdict = finish_benchmark(o, r, baselines, vr);
   if (!explained_ok) std::printf("RESULT: a candidate plan of --explain failed verification\n");
-  return verified && explained_ok ? kOk : kVerifyFailed;
+  return explained_ok ? verdict : kVerifyFailed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -484,17 +456,15 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
                     v.padded ? "ld+pad" : "packed");
       ++case_seed;
       if (is_baseline && !small) {
-        std::printf("SKIP  %s  (large shapes are checked against cuBLAS, which is this step)\n", label);
-        ++tally.skipped;
+        tally.skip(label, "large shapes are checked against cuBLAS, which is this step");
         continue;
       }
       // The plans this case runs (one "plan" without a planner: the step's launcher).
       std::vector<GemmChoice> choices{GemmChoice{}};
       if (step.planner) {
         if (forced.splits > step.planner->max_splits(p)) {
-          std::printf("SKIP  %s  (--split %d: this problem has at most %d)\n", label, forced.splits,
-                      step.planner->max_splits(p));
-          ++tally.skipped;
+          tally.skip(label, "--split " + std::to_string(forced.splits) + ": this problem has at most " +
+                                std::to_string(step.planner->max_splits(p)));
           continue;
         }
         choices = test_choices(*step.planner, p, forced);
@@ -546,20 +516,10 @@ int run_self_test(const GemmOptions& o, const GemmStep& step, const DeviceInfo& 
           if (changed > 0) std::printf("      a second run changed %zu elements: the result is not deterministic\n", changed);
         }
         const bool case_ok = ok && vr.passed && pad_writes == 0 && changed == 0;
-        tally.pass_or_fail(case_ok);
-        char detail[200];
-        if (v.match == Match::Exact) {
-          std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", small ? "CPU" : "cuBLAS",
-                        vr.mismatches, vr.checked);
-        } else {
-          std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance,
-                        small ? "CPU" : "cuBLAS");
-        }
         const std::string plan = step.planner ? "  [" + choice_label(*step.planner, c) + "]" : "";
-        std::printf("%s  %s%s  %s%s%s%s\n", case_ok ? "PASS" : "FAIL", label, plan.c_str(), detail, cublas_note.c_str(),
-                    p.beta == 0.0f ? " (C poisoned)" : "", repeat && changed == 0 ? "; a second run: same bits" : "");
-        if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());
-        std::fflush(stdout);
+        tally.report(case_ok, label + plan, vr, small ? "CPU" : "cuBLAS",
+                     cublas_note + (p.beta == 0.0f ? " (C poisoned)" : "") +
+                         (repeat && changed == 0 ? "; a second run: same bits" : ""));
         cublas_note.clear();  // said once per case
       }
     }

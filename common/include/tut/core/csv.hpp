@@ -9,7 +9,8 @@ namespace tut {
 
 struct ResultRow {
   std::string gpu, cuda, chapter, step, problem;
-  int m = 0, n = 0, k = 0;
+  int m = 0, n = 0, k = 0;             // the problem's three sizes, in its family's words: GEMM's M, N, K;
+                                       // conv's implicit GEMM (K, N*P*Q, C*R*S); GCN's V, F_out, F_in
   double time_ms_median = 0, time_ms_min = 0, time_ms_max = 0;
   double gflops = 0, gbps = 0;
   std::string baseline;
@@ -17,7 +18,7 @@ struct ResultRow {
   double rel_err = -1;                 // < 0: not verified (--no-verify)
   std::string verified;                // "yes", "no" or "skipped"
   std::string timestamp;               // ISO 8601, UTC
-  double alpha = 1, beta = 0;
+  double alpha = 1, beta = 0;          // GEMM's scalars; every other family's rows keep 1 and 0
   int iters = 0;
   double clock_mhz = 0;                // the SM clock the peak was computed from
   double peak_gflops = 0;              // FP32 FMA peak (device_facts.hpp), 0 when unknown
