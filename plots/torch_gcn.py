@@ -46,7 +46,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import results  # noqa: E402
+from tut_plots import results  # noqa: E402
 
 REQUIRED = ("x", "w", "b", "indptr", "indices", "values", "ref")
 COPY_BYTES = 256 << 20  # the copy-bandwidth buffer: far larger than any L2

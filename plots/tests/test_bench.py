@@ -9,6 +9,7 @@ import pytest
 
 import bench
 from fakes import PREAMBLE
+from tut_plots import conv as conv_plots, gemm, runner
 
 
 def fake_binary(tmp_path: Path, body: str) -> str:
@@ -27,13 +28,13 @@ def write_manifest(tmp_path: Path, binary: str) -> Path:
 
 def test_manifest_is_read(tmp_path):
     m = write_manifest(tmp_path, "/bin/true")
-    assert bench.read_manifest(m) == [{"kind": "chapter", "part": "gemm", "name": "01_naive_gemm", "title": "naive",
+    assert runner.read_manifest(m) == [{"kind": "chapter", "part": "gemm", "name": "01_naive_gemm", "title": "naive",
                                        "binary": "/bin/true", "source": "/src/01"}]
 
 
 def test_missing_manifest_says_build_first(tmp_path):
     with pytest.raises(SystemExit, match="build first"):
-        bench.read_manifest(tmp_path / "chapters.tsv")
+        runner.read_manifest(tmp_path / "chapters.tsv")
 
 
 def test_no_gpu_stops_with_one_sentence(tmp_path):
@@ -44,14 +45,14 @@ def test_no_gpu_stops_with_one_sentence(tmp_path):
 
 def test_device_facts_are_parsed(tmp_path):
     exe = fake_binary(tmp_path, 'printf "name: NVIDIA H100 80GB HBM3\\nslug: nvidia-h100-80gb-hbm3\\ncuda: 13.0\\n"')
-    facts = bench.device_facts(exe)
+    facts = runner.device_facts(exe)
     assert facts["slug"] == "nvidia-h100-80gb-hbm3" and facts["cuda"] == "13.0"
 
 
 def test_sweep_spans_256_to_8192_with_odd_sizes():
-    sides = [m for m, _, _ in bench.SWEEP]
+    sides = [m for m, _, _ in gemm.SWEEP]
     assert min(sides) == 256 and max(sides) == 8192
-    assert any(m % 2 for m, _, _ in bench.SWEEP)
+    assert any(m % 2 for m, _, _ in gemm.SWEEP)
 
 
 def test_metrics_problem_from_flags():
@@ -145,12 +146,12 @@ def conv_manifest(tmp_path: Path, **kwargs) -> Path:
 
 
 def test_conv_layer_table_is_read(tmp_path):
-    layers = bench.conv_layers(fake_step(tmp_path, "13_direct_conv"))
+    layers = conv_plots.conv_layers(fake_step(tmp_path, "13_direct_conv"))
     assert [x["name"] for x in layers] == ["seed_3x3", "r50_conv1", "r50_c2_1x1_up"]
     assert layers[1] == {"name": "r50_conv1", "n": 32, "c": 3, "h": 224, "w": 224, "k": 64, "r": 7, "s": 7,
                          "pad": 3, "stride": 2}
     # 2*N*K*P*Q*C*R*S with P = Q = (224 + 6 - 7) / 2 + 1 = 112
-    assert bench.conv_flops(layers[1]) == 2.0 * 32 * 64 * 112 * 112 * 3 * 7 * 7
+    assert conv_plots.conv_flops(layers[1]) == 2.0 * 32 * 64 * 112 * 112 * 3 * 7 * 7
 
 
 @pytest.mark.parametrize("table, message", [
@@ -161,7 +162,7 @@ def test_conv_layer_table_is_read(tmp_path):
 def test_conv_layer_table_errors(tmp_path, table, message):
     exe = fake_binary(tmp_path, f"printf '{table}'")
     with pytest.raises(SystemExit, match=message):
-        bench.conv_layers(exe)
+        conv_plots.conv_layers(exe)
 
 
 def test_conv_part_runs_the_headline_everywhere_and_the_table_from_15_on(tmp_path, capsys):
@@ -216,7 +217,7 @@ def test_gemm_part_runs_no_conv_step(tmp_path):
     assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
     made = calls(tmp_path)
     assert all(c.startswith("01_naive_gemm --m ") for c in made)
-    assert len(made) == 1 + len(bench.SWEEP)
+    assert len(made) == 1 + len(gemm.SWEEP)
 
 
 def test_conv_row_for_another_layer_is_a_failure(tmp_path, capsys):

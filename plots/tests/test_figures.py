@@ -43,8 +43,8 @@ def test_chapter_10s_figure_runs_the_kernels_rule():
     suite, the plans the binary ran on the H100 (the committed results, same SM count and occupancy)."""
     from pathlib import Path
 
-    import results
     from chapter_figures import ch10
+    from tut_plots import results
 
     assert ch10.C["BLOCK_K"] == 16 and 0 < ch10.C["WARP_ISSUE"] < 1 and ch10.C["SPLITS_PER_TRIP"] >= 1
     csv = Path(__file__).resolve().parents[1] / "data" / "nvidia-h100-80gb-hbm3.csv"

@@ -1,5 +1,5 @@
-"""Part III (GCN inference, FP64): the copy_gbps column and the gcn rows (results.py), the gcn steps
-of bench.py (against fake binaries), plot.py's gcn charts and tables on the committed sample (fake
+"""Part III (GCN inference, FP64): the copy_gbps column and the gcn rows (results.py, gcn.py), the gcn
+steps of bench.py (against fake binaries), plot.py's gcn charts and tables on the committed sample (fake
 numbers for the tests only), and the pieces of torch_gcn.py that need neither PyTorch nor a GPU."""
 import csv
 import importlib.util
@@ -13,8 +13,11 @@ import pytest
 
 import bench
 import plot
-import results
 import torch_gcn
+from markers import (CHAPTER_BEGIN, CHAPTER_END, CONV_README_BEGIN, CONV_README_END, GCN_README_BEGIN,
+                     GCN_README_END, README_BEGIN, README_END)
+from tut_plots import fmt, results
+from tut_plots import gcn as gcn_plots
 
 DATA = Path(__file__).parent / "data"
 GCN_SAMPLE = DATA / "sample-gcn.csv"
@@ -23,7 +26,7 @@ OLD_SAMPLE = DATA / "sample.csv"
 ROOT = Path(__file__).resolve().parents[2]
 PLOTS = ROOT / "plots"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-HEAD = results.GCN_HEADLINE
+HEAD = gcn_plots.HEADLINE
 V, NNZ, F_IN, F_OUT = 281903, 2312497 + 281903, 128, 16  # the default graph: edges + self-loops
 
 
@@ -41,7 +44,7 @@ def rewrite(src: Path, dst: Path, edit) -> None:
         csv.writer(f, lineterminator="\n").writerows(out)
 
 
-# ---- results.py -------------------------------------------------------------------------------
+# ---- results.py, and the kinds and the headline problem of gcn.py ------------------------------
 
 def test_header_is_the_binaries_header():
     """results.HEADER (what torch_gcn.py writes) is the header common/src/core/csv.cpp writes."""
@@ -106,27 +109,27 @@ def test_copy_gbps_without_the_part_columns_is_refused(tmp_path):
 
 
 def test_gcn_kinds_come_from_the_chapter_number():
-    kinds = {name: results.gcn_kind(name) for name in (
+    kinds = {name: gcn_plots.gcn_kind(name) for name in (
         "22_skinny_gemm_naive", "25_skinny_gemm_coalesced", "26_spmm_row_per_thread", "27_spmm_warp_per_row",
         "28_log_softmax", "29_fused_gcn_layer", "torch_layer", "pyg_gcnconv", "30_something_new", "cublas_sgemm")}
     assert kinds == {
         "22_skinny_gemm_naive": "skinny GEMM", "25_skinny_gemm_coalesced": "skinny GEMM", "26_spmm_row_per_thread": "SpMM",
         "27_spmm_warp_per_row": "SpMM", "28_log_softmax": "LogSoftmax", "29_fused_gcn_layer": "layer",
         "torch_layer": "layer", "pyg_gcnconv": "layer", "30_something_new": "other", "cublas_sgemm": None}
-    assert results.gcn_kind_order() == ["skinny GEMM", "SpMM", "LogSoftmax", "layer", "other"]
+    assert gcn_plots.gcn_kind_order() == ["skinny GEMM", "SpMM", "LogSoftmax", "layer", "other"]
 
 
 def test_gcn_headline():
     rows = results.of_part(results.load(GCN_SAMPLE), "gcn")
-    assert results.gcn_headline(rows) == HEAD  # although web-Stanford.txt's row is newer
+    assert gcn_plots.gcn_headline(rows) == HEAD  # although web-Stanford.txt's row is newer
     renamed = [results.Row({**r.fields, "problem": "a.txt"}) for r in rows if r.problem == HEAD and r.number in (22, 23, 24)]
     web = [r for r in rows if r.problem == "web-Stanford.txt"]
-    assert results.gcn_headline(renamed + web) == "a.txt"  # 3 chapters against 1, though older
+    assert gcn_plots.gcn_headline(renamed + web) == "a.txt"  # 3 chapters against 1, though older
     tie = [results.Row({**r.fields, "problem": p, "timestamp": t})
            for r, p, t in ((rows[1], "old.txt", "2026-01-01T00:00:00Z"), (rows[2], "new.txt", "2026-03-01T00:00:00Z"))]
-    assert results.gcn_headline(tie) == "new.txt"
-    assert results.gcn_headline([r for r in rows if results.is_torch(r)]) == HEAD
-    assert results.gcn_headline([]) is None
+    assert gcn_plots.gcn_headline(tie) == "new.txt"
+    assert gcn_plots.gcn_headline([r for r in rows if gcn_plots.is_torch(r)]) == HEAD
+    assert gcn_plots.gcn_headline([]) is None
 
 
 # ---- results.append_row (torch_gcn.py's writer), by the binaries' rule ------------------------
@@ -191,7 +194,7 @@ FAKE_GCN = r'''#!{python}
 # one full CSV row per run (its default problem) unless told not to, and records its command line.
 import csv, os, sys
 sys.path.insert(0, {plots!r})
-import results
+from tut_plots import results
 args = sys.argv[1:]
 with open({calls!r}, "a") as f:
     f.write("{name} " + " ".join(args) + "\n")
@@ -276,8 +279,8 @@ def test_no_gcn_steps(tmp_path):
 # ---- plot.py ------------------------------------------------------------------------------------
 
 GCN_CHAPTERS = ("22_skinny_gemm_naive", "27_spmm_warp_per_row", "28_log_softmax", "29_fused_gcn_layer")
-MARKERS = (f"{plot.README_BEGIN}\nold gemm\n{plot.README_END}\n\n{plot.CONV_README_BEGIN}\nold conv\n"
-           f"{plot.CONV_README_END}\n\n{plot.GCN_README_BEGIN}\nold gcn\n{plot.GCN_README_END}\n")
+MARKERS = (f"{README_BEGIN}\nold gemm\n{README_END}\n\n{CONV_README_BEGIN}\nold conv\n"
+           f"{CONV_README_END}\n\n{GCN_README_BEGIN}\nold gcn\n{GCN_README_END}\n")
 
 
 @pytest.fixture
@@ -288,7 +291,7 @@ def gcn_tree(tmp_path):
     for name in GCN_CHAPTERS + ("01_naive_gemm",):
         ch = tmp_path / "chapters" / name
         ch.mkdir(parents=True)
-        (ch / "README.md").write_text(f"# {name}\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n\nexercises\n")
+        (ch / "README.md").write_text(f"# {name}\n\n{CHAPTER_BEGIN}\n{CHAPTER_END}\n\nexercises\n")
     csv_path = tmp_path / "plots" / "data" / "sample-gpu.csv"
     csv_path.write_bytes(GCN_SAMPLE.read_bytes())
     return tmp_path, readme, csv_path
@@ -301,7 +304,7 @@ def run_plot(root, csv_path, readme, *extra):
 
 def gcn_block(readme: Path) -> str:
     text = readme.read_text()
-    return text[text.index(plot.GCN_README_BEGIN):text.index(plot.GCN_README_END)]
+    return text[text.index(GCN_README_BEGIN):text.index(GCN_README_END)]
 
 
 def test_gcn_charts_and_tables(gcn_tree, capsys):
@@ -367,7 +370,7 @@ def test_gcn_rows_change_no_gemm_or_conv_output(gcn_tree):
     byte-identical to those from the same rows without them."""
     root, readme, csv_path = gcn_tree
     csv_path.write_bytes(PARTS_SAMPLE.read_bytes())
-    readme.write_text(f"# Title\n\n{MARKERS.split(plot.GCN_README_BEGIN)[0]}\nend\n")
+    readme.write_text(f"# Title\n\n{MARKERS.split(GCN_README_BEGIN)[0]}\nend\n")
     assert run_plot(root, csv_path, readme) == 0
     before = {p.name: p.read_bytes() for p in (root / "plots").glob("*.png")}
     readme_before = readme.read_text()
@@ -385,13 +388,13 @@ def test_gcn_part_leaves_the_others_alone(gcn_tree):
         "sample-gpu-gcn-bandwidth.png", "sample-gpu-gcn-layer.png", "sample-gpu-gcn-speedup.png"]
     text = readme.read_text()
     assert "old gemm" in text and "old conv" in text and "old gcn" not in text
-    assert (root / "chapters" / "01_naive_gemm" / "README.md").read_text().count(plot.CHAPTER_END) == 1
+    assert (root / "chapters" / "01_naive_gemm" / "README.md").read_text().count(CHAPTER_END) == 1
     assert "Measured" not in (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
 
 
 def test_gcn_markers_missing_is_an_error_only_with_gcn_rows(gcn_tree, capsys):
     root, readme, csv_path = gcn_tree
-    no_gcn = f"# Title\n\n{MARKERS.split(plot.GCN_README_BEGIN)[0]}\nend\n"
+    no_gcn = f"# Title\n\n{MARKERS.split(GCN_README_BEGIN)[0]}\nend\n"
     readme.write_text(no_gcn)
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 1
     assert "results:gcn:begin" in capsys.readouterr().err
@@ -402,7 +405,7 @@ def test_gcn_markers_missing_is_an_error_only_with_gcn_rows(gcn_tree, capsys):
 
 def test_gcn_without_layer_rows_draws_no_layer_chart(gcn_tree, capsys):
     root, readme, csv_path = gcn_tree
-    rewrite(GCN_SAMPLE, csv_path, lambda d: results.gcn_kind(d["chapter"]) != "layer")
+    rewrite(GCN_SAMPLE, csv_path, lambda d: gcn_plots.gcn_kind(d["chapter"]) != "layer")
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 0
     assert not (root / "plots" / "sample-gpu-gcn-layer.png").exists()
     assert "no layer rows (chapter 29 or PyTorch)" in capsys.readouterr().out
@@ -422,7 +425,7 @@ def test_gcn_layer_chart_from_pytorch_rows_alone(gcn_tree):
 
 def test_gcn_pytorch_rows_alone_are_an_error(gcn_tree, capsys):
     root, readme, csv_path = gcn_tree
-    rewrite(GCN_SAMPLE, csv_path, lambda d: d["part"] != "gcn" or results.gcn_kind(d["chapter"]) == "layer"
+    rewrite(GCN_SAMPLE, csv_path, lambda d: d["part"] != "gcn" or gcn_plots.gcn_kind(d["chapter"]) == "layer"
             and not results.is_chapter(d["chapter"]))
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 1
     assert "no Part III chapter rows" in capsys.readouterr().err
@@ -445,26 +448,26 @@ def test_gcn_without_copy_bandwidth(gcn_tree):
 
 def test_gcn_baselines_are_the_median_over_the_kinds_processes():
     latest = results.latest(results.of_part(results.load(GCN_SAMPLE), "gcn"))
-    _, head, torch_rows = plot.gcn_head(latest)
+    _, head, torch_rows = gcn_plots.gcn_head(latest)
     assert [r.number for r in head] == [22, 23, 24, 25, 26, 27, 28, 29]
     assert [r.chapter for r in torch_rows] == ["torch_layer", "pyg_gcnconv"]
-    libs = plot.gcn_libraries(head)
+    libs = gcn_plots.gcn_libraries(head)
     assert list(libs) == ["skinny GEMM", "SpMM", "LogSoftmax", "layer"]
-    assert libs["skinny GEMM"].ms == pytest.approx(0.125) and libs["skinny GEMM"].name == "cuBLAS DGEMM"
-    assert libs["SpMM"].has_alt and libs["SpMM"].alt_ms == pytest.approx(0.25)
-    assert libs["SpMM"].gbps == pytest.approx(head[5].gbps * 0.1 / 0.2, rel=1e-3)  # the same bytes, over 0.2 ms
-    assert not libs["layer"].has_alt and libs["layer"].alt_gbps != libs["layer"].alt_gbps
-    assert plot.gcn_copy_gbps(head) == pytest.approx(3000.0)
+    assert libs["skinny GEMM"].main.ms == pytest.approx(0.125) and libs["skinny GEMM"].main.name == "cuBLAS DGEMM"
+    assert libs["SpMM"].alt.has and libs["SpMM"].alt.ms == pytest.approx(0.25)
+    assert libs["SpMM"].main.gbps == pytest.approx(head[5].gbps * 0.1 / 0.2, rel=1e-3)  # the same bytes, over 0.2 ms
+    assert not libs["layer"].alt.has and libs["layer"].alt.gbps != libs["layer"].alt.gbps
+    assert gcn_plots.gcn_copy_gbps(head) == pytest.approx(3000.0)
 
 
-def test_fmt_ms4_keeps_four_digits():
-    assert [plot.fmt_ms4(x) for x in (0.024, 0.1234, 1.294, 30.9, 1234.0)] == ["0.02400", "0.1234", "1.294", "30.90", "1234"]
-    assert plot.fmt_ms4(float("nan")) == "–"
+def test_the_ms_format_keeps_four_digits():
+    assert [fmt.ms(x) for x in (0.024, 0.1234, 1.294, 30.9, 1234.0)] == ["0.02400", "0.1234", "1.294", "30.90", "1234"]
+    assert fmt.ms(float("nan")) == "–"
 
 
 def test_rows_written_by_torch_gcn_are_plotted(gcn_tree):
     root, readme, csv_path = gcn_tree
-    rewrite(GCN_SAMPLE, csv_path, lambda d: not results.gcn_kind(d["chapter"]) or results.is_chapter(d["chapter"]))
+    rewrite(GCN_SAMPLE, csv_path, lambda d: not gcn_plots.gcn_kind(d["chapter"]) or results.is_chapter(d["chapter"]))
     results.append_row(csv_path, torch_fields())
     results.append_row(csv_path, torch_fields("pyg_gcnconv", ms=(2.0,), max_abs=1.0))
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 0

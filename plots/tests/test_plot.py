@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 
 import plot
+from markers import (CHAPTER_BEGIN, CHAPTER_END, CONV_README_BEGIN, CONV_README_END, CONV_TF32_BEGIN, CONV_TF32_END,
+                     README_BEGIN, README_END)
+from tut_plots import conv as conv_plots, results
 
 SAMPLE = Path(__file__).parent / "data" / "sample.csv"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -15,10 +18,10 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def tree(tmp_path):
     (tmp_path / "plots").mkdir()
     readme = tmp_path / "README.md"
-    readme.write_text(f"# Title\n\nintro\n\n{plot.README_BEGIN}\nold table\n{plot.README_END}\n\nafter\n")
+    readme.write_text(f"# Title\n\nintro\n\n{README_BEGIN}\nold table\n{README_END}\n\nafter\n")
     ch = tmp_path / "chapters" / "01_naive_gemm"
     ch.mkdir(parents=True)
-    (ch / "README.md").write_text(f"# 01\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n")
+    (ch / "README.md").write_text(f"# 01\n\n{CHAPTER_BEGIN}\n{CHAPTER_END}\n")
     csv = tmp_path / "plots" / "data" / "sample-gpu.csv"
     csv.parent.mkdir()
     csv.write_bytes(SAMPLE.read_bytes())
@@ -36,14 +39,14 @@ def test_charts_and_tables(tree, capsys):
 
     text = readme.read_text()
     assert "old table" not in text and text.startswith("# Title") and text.rstrip().endswith("after")
-    assert "| 01 naive | 80.0 [78.4, 84.0] | 1.72 | 2.5% | – | 1.0 | yes |" in text
-    assert "| 02 coalesced | 16.0 [15.7, 16.8] | 8.59 | 12.5% | 5.00 | 5.0 | yes |" in text
+    assert "| 01 naive | 80.00 [78.40, 84.00] | 1.72 | 2.5% | – | 1.0 | yes |" in text
+    assert "| 02 coalesced | 16.00 [15.68, 16.80] | 8.59 | 12.5% | 5.00 | 5.0 | yes |" in text
     assert "| cuBLAS FP32 (no TF32) | 2.000 [1.960, 2.100] | 68.72 | 100.0% | – | 40.0 | yes |" in text
     assert "![sample-gpu-gemm-speedup](plots/sample-gpu-gemm-speedup.png)" in text
     assert "Sample GPU (synthetic test data)" in text
 
     ch = (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
-    assert "| 1024×1024×1024 |" in ch and "| 4095×4095×4095 |" in ch and "| 4096×4096×4096 | 80.0" in ch
+    assert "| 1024×1024×1024 |" in ch and "| 4095×4095×4095 |" in ch and "| 4096×4096×4096 | 80.00 [78.40, 84.00] |" in ch
     assert "| 01 naive |" in capsys.readouterr().out
 
 
@@ -91,11 +94,11 @@ CONV_CHAPTERS = ("13_direct_conv", "17_implicit_gemm_warp_tiles", "20_fused_epil
 def conv_tree(tree):
     root, readme, csv = tree
     csv.write_bytes(PARTS_SAMPLE.read_bytes())
-    readme.write_text(readme.read_text() + f"\n{plot.CONV_README_BEGIN}\nold conv table\n{plot.CONV_README_END}\n\nend\n")
+    readme.write_text(readme.read_text() + f"\n{CONV_README_BEGIN}\nold conv table\n{CONV_README_END}\n\nend\n")
     for name in CONV_CHAPTERS:
         ch = root / "chapters" / name
         ch.mkdir(parents=True)
-        (ch / "README.md").write_text(f"# {name}\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n\nexercises\n")
+        (ch / "README.md").write_text(f"# {name}\n\n{CHAPTER_BEGIN}\n{CHAPTER_END}\n\nexercises\n")
     return root, readme, csv
 
 
@@ -114,11 +117,11 @@ def test_conv_charts_and_tables(conv_tree, capsys):
 
     text = readme.read_text()
     assert "old table" not in text and "old conv table" not in text and text.rstrip().endswith("end")
-    conv = text[text.index(plot.CONV_README_BEGIN):]
+    conv = text[text.index(CONV_README_BEGIN):]
     assert "Sample GPU (synthetic test data)**, CUDA 13.0, 2026-01-02; convolution layer `seed_3x3`" in conv
     # the headline table: each step against both baselines of its own process; then the baselines' medians
     assert "| × previous step | × step 13 | verified |" in conv
-    assert "| 13 direct convolution | 40.0 [39.2, 42.0] | 1.48 | 5.0% | 4.0% | – | 1.0 | yes |" in conv
+    assert "| 13 direct convolution | 40.00 [39.20, 42.00] | 1.48 | 5.0% | 4.0% | – | 1.0 | yes |" in conv
     assert "| 16 implicit GEMM, shared-memory tiles | 8.000 [7.840, 8.400] | 7.40 | 27.5% | 20.0% | 2.00 | 5.0 | yes |" in conv
     # the fused-epilogue step against its own baselines, named in its cells
     assert ("| 20 fused epilogue (+ bias, ReLU) | 2.600 [2.548, 2.730] | 22.77 | 125.0% of 19 + separate kernel "
@@ -141,10 +144,10 @@ def test_conv_charts_and_tables(conv_tree, capsys):
     assert conv.index("| seed_3x3 |") < conv.index("| r50_conv1 |") < conv.index("| r50_c3_3x3_s2 |")
     assert "![sample-gpu-conv-layers](plots/sample-gpu-conv-layers.png)" in conv
     # the GEMM block is the one the old-format sample gives
-    assert "| 01 naive | 80.0 [78.4, 84.0] | 1.72 | 2.5% | – | 1.0 | yes |" in text[:text.index(plot.CONV_README_BEGIN)]
+    assert "| 01 naive | 80.00 [78.40, 84.00] | 1.72 | 2.5% | – | 1.0 | yes |" in text[:text.index(CONV_README_BEGIN)]
 
     ch13 = (root / "chapters" / "13_direct_conv" / "README.md").read_text()
-    assert ("| seed_3x3 | 128×401408×576 | 40.0 [39.2, 42.0] | 1.48 | 2.000 | 5.0% | 1.600 (WINOGRAD_NONFUSED) | 4.0% | yes |"
+    assert ("| seed_3x3 | 128×401408×576 | 40.00 [39.20, 42.00] | 1.48 | 2.000 | 5.0% | 1.600 (WINOGRAD_NONFUSED) | 4.0% | yes |"
             in ch13)
     assert "r50_conv1" not in ch13 and ch13.rstrip().endswith("exercises")
     ch17 = (root / "chapters" / "17_implicit_gemm_warp_tiles" / "README.md").read_text()
@@ -159,7 +162,7 @@ def test_conv_charts_and_tables(conv_tree, capsys):
     assert ('"cuDNN fused" is cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA); "unfused" is '
             "19_implicit_gemm_double_buffer + bias/ReLU kernel") in ch20
     assert "precomp" not in ch20.replace("IMPLICIT_PRECOMP_GEMM", "") and "fastest" not in ch20
-    assert "| 4096×4096×4096 | 80.0" in (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
+    assert "| 4096×4096×4096 | 80.00 [78.40, 84.00] |" in (root / "chapters" / "01_naive_gemm" / "README.md").read_text()
     out = capsys.readouterr().out
     assert "| 13 direct convolution |" in out and "| 01 naive |" in out and "| seed_3x3 | 2.600 | 2.500 |" in out
 
@@ -186,15 +189,15 @@ def test_conv_part_leaves_gemm_alone(conv_tree):
         "sample-gpu-conv-layers.png", "sample-gpu-conv-roofline.png", "sample-gpu-conv-speedup.png"]
     text = readme.read_text()
     assert "old table" in text and "old conv table" not in text
-    assert (root / "chapters" / "01_naive_gemm" / "README.md").read_text() == f"# 01\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n"
+    assert (root / "chapters" / "01_naive_gemm" / "README.md").read_text() == f"# 01\n\n{CHAPTER_BEGIN}\n{CHAPTER_END}\n"
 
 
 def test_conv_markers_missing_is_an_error_only_with_conv_rows(conv_tree, capsys):
     root, readme, csv = conv_tree
-    readme.write_text(f"# gemm markers only\n{plot.README_BEGIN}\n{plot.README_END}\n")
+    readme.write_text(f"# gemm markers only\n{README_BEGIN}\n{README_END}\n")
     assert run_plot(root, csv, readme) == 1
     assert "results:conv:begin" in capsys.readouterr().err
-    assert readme.read_text() == f"# gemm markers only\n{plot.README_BEGIN}\n{plot.README_END}\n"  # nothing half-written
+    assert readme.read_text() == f"# gemm markers only\n{README_BEGIN}\n{README_END}\n"  # nothing half-written
     csv.write_bytes(SAMPLE.read_bytes())  # GEMM rows only: the conv markers are not needed
     assert run_plot(root, csv, readme) == 0
 
@@ -217,7 +220,7 @@ def test_other_precisions_are_left_out_and_named(conv_tree, capsys):
     """A TF32 convolution row goes to the TF32 section (its own markers), never to the FP32 one; a row
     in a precision without charts of its own (FP16 here) is left out, and both are named."""
     root, readme, csv = conv_tree
-    readme.write_text(readme.read_text() + f"\n{plot.CONV_TF32_BEGIN}\n{plot.CONV_TF32_END}\n")
+    readme.write_text(readme.read_text() + f"\n{CONV_TF32_BEGIN}\n{CONV_TF32_END}\n")
     lines = PARTS_SAMPLE.read_text().splitlines()
     last_plain = [line for line in lines if ",19_implicit_gemm_double_buffer," in line][-1]
     tf32 = last_plain.replace("19_implicit_gemm_double_buffer", "21_implicit_gemm_tf32").replace(
@@ -232,10 +235,10 @@ def test_other_precisions_are_left_out_and_named(conv_tree, capsys):
             "TF32 charts and tables (README results:conv-tf32)") in out
     assert "note: 03_half_gemm compares in FP16, not in the FP32 charts and tables: left out" in out
     text = readme.read_text()
-    conv = text[text.index(plot.CONV_README_BEGIN):text.index(plot.CONV_README_END)]
+    conv = text[text.index(CONV_README_BEGIN):text.index(CONV_README_END)]
     assert "| 20 fused epilogue (+ bias, ReLU) |" in conv and "| 21 " not in conv and "TF32" not in conv
-    assert "| r50_c3_3x3_s2 | 128×25088×1152 |" in text[text.index(plot.CONV_TF32_BEGIN):]
-    assert "| 03 " not in text[:text.index(plot.README_END)]  # the FP16 row is in no table
+    assert "| r50_c3_3x3_s2 | 128×25088×1152 |" in text[text.index(CONV_TF32_BEGIN):]
+    assert "| 03 " not in text[:text.index(README_END)]  # the FP16 row is in no table
 
 
 def rewrite_sample(csv, edit) -> None:
@@ -266,8 +269,8 @@ def test_conv_rows_without_the_second_baseline(conv_tree):
 
     rewrite_sample(csv, no_cudnn)
     assert run_plot(root, csv, readme) == 0
-    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
-    assert "| 13 direct convolution | 40.0 [39.2, 42.0] | 1.48 | – | 4.0% | – | 1.0 | yes |" in conv
+    conv = readme.read_text()[readme.read_text().index(CONV_README_BEGIN):]
+    assert "| 13 direct convolution | 40.00 [39.20, 42.00] | 1.48 | – | 4.0% | – | 1.0 | yes |" in conv
     assert "| im2col + cuBLAS FP32 (no cuDNN in this build) | 1.600 |" in conv
     assert "| 125.0% of 19 + separate kernel | 150.0% of im2col + cuBLAS FP32 + bias/ReLU kernel |" in conv
     assert "| r50_conv1 | 64×401408×147 | 6.04 | 7.55 | 9.67 | 9.30 | – | 15.11 (no cuDNN in this build) | 19: 64.0% |" in conv
@@ -279,17 +282,16 @@ def test_conv_rows_without_the_second_baseline(conv_tree):
 def test_layer_baselines_ignore_the_fused_epilogue_rows():
     """The layers' cuDNN baselines come from the convolution steps' rows only: with steps 19 and 20,
     from 19's alone (20's cuDNN fused and unfused times would move both medians and names)."""
-    import results
     latest = {key: r for key, r in results.latest(results.of_part(results.load(PARTS_SAMPLE), "conv")).items()
               if key[0] in ("19_implicit_gemm_double_buffer", "20_fused_epilogue")}
-    bases = plot.conv_baselines(latest)
+    bases = conv_plots.conv_baselines(latest)
     assert list(bases) == ["seed_3x3", "r50_conv1", "r50_c2_3x3", "r50_c3_3x3_s2"]
     seed = bases["seed_3x3"]
     assert seed.processes == 1 and seed.row.chapter == "19_implicit_gemm_double_buffer"
-    assert (seed.fastest_ms, seed.precomp_ms) == (1.6, 2.0)  # with 20's row: 2.75 and 2.625
-    assert seed.fastest_label == "cuDNN fastest FMA (WINOGRAD_NONFUSED)"
-    assert seed.precomp_name == "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)"
-    assert (bases["r50_conv1"].fastest_ms, bases["r50_conv1"].precomp_ms) == (0.5, 0.5)
+    assert (seed.main.ms, seed.alt.ms) == (1.6, 2.0)  # with 20's row: 2.75 and 2.625
+    assert seed.main.label == "cuDNN fastest FMA (WINOGRAD_NONFUSED)"
+    assert seed.alt.name == "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)"
+    assert (bases["r50_conv1"].main.ms, bases["r50_conv1"].alt.ms) == (0.5, 0.5)
 
 
 def test_only_the_fused_epilogue_step(conv_tree):
@@ -297,7 +299,7 @@ def test_only_the_fused_epilogue_step(conv_tree):
     root, readme, csv = conv_tree
     rewrite_sample(csv, lambda r, ix: r[ix["part"]] == "gemm" or r[ix["chapter"]] == "20_fused_epilogue")
     assert run_plot(root, csv, readme) == 0
-    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    conv = readme.read_text()[readme.read_text().index(CONV_README_BEGIN):]
     assert ("| 20 fused epilogue (+ bias, ReLU) | 2.600 [2.548, 2.730] | 22.77 | 125.0% of 19 + separate kernel "
             "| 150.0% of cuDNN fused | – | 1.0 | yes |") in conv
     assert "| cuDNN fastest FMA" not in conv and "| cuDNN IMPLICIT" not in conv
@@ -311,6 +313,6 @@ def test_no_fused_table_without_the_fused_epilogue_step(conv_tree):
     root, readme, csv = conv_tree
     rewrite_sample(csv, lambda r, ix: r[ix["chapter"]] != "20_fused_epilogue")
     assert run_plot(root, csv, readme) == 0
-    conv = readme.read_text()[readme.read_text().index(plot.CONV_README_BEGIN):]
+    conv = readme.read_text()[readme.read_text().index(CONV_README_BEGIN):]
     assert "| 19 implicit GEMM, double buffering |" in conv
     assert "Fused epilogue (bias + ReLU)" not in conv and "step 20" not in conv and "| 20 " not in conv

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-import results
+from tut_plots import conv as conv_plots, results
 
 SAMPLE = Path(__file__).parent / "data" / "sample.csv"
 
@@ -146,27 +146,27 @@ def test_malformed_part_columns(tmp_path, mutate, message):
 
 def test_fused_epilogue_rows_are_told_by_their_baseline():
     conv = results.latest(results.of_part(results.load(PARTS_SAMPLE), "conv"))
-    fused = {key for key, r in conv.items() if results.is_fused_epilogue(r)}
+    fused = {key for key, r in conv.items() if conv_plots.is_fused_epilogue(r)}
     assert fused == {("20_fused_epilogue", layer) for layer in ("seed_3x3", "r50_conv1", "r50_c2_3x3", "r50_c3_3x3_s2")}
     r = conv[("20_fused_epilogue", "seed_3x3")]
     assert r.baseline == "cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA)"  # quoted in the CSV: it has a comma
-    assert results.unfused_chapter(r) == "19_implicit_gemm_double_buffer"
+    assert conv_plots.unfused_chapter(r) == "19_implicit_gemm_double_buffer"
     assert r.ratio_to_baseline == pytest.approx(3.9 / 2.6) and r.alt_ratio == pytest.approx(3.25 / 2.6)
     assert r.gflop == pytest.approx(conv[("19_implicit_gemm_double_buffer", "seed_3x3")].gflop)  # the conv's FLOPs
     assert results.precision(r) == "FP32"
-    assert results.unfused_chapter(conv[("19_implicit_gemm_double_buffer", "seed_3x3")]) is None
+    assert conv_plots.unfused_chapter(conv[("19_implicit_gemm_double_buffer", "seed_3x3")]) is None
     no_cudnn = results.Row({**r.fields, "baseline": "im2col + cuBLAS FP32 + bias/ReLU kernel (no cuDNN in this build)"})
-    assert results.is_fused_epilogue(no_cudnn)
+    assert conv_plots.is_fused_epilogue(no_cudnn)
     gemm = results.Row({**r.fields, "part": "gemm"})
-    assert not results.is_fused_epilogue(gemm)
+    assert not conv_plots.is_fused_epilogue(gemm)
 
 
 def test_conv_baseline_rows_skip_the_fused_epilogue():
     conv = [r for r in results.latest(results.of_part(results.load(PARTS_SAMPLE), "conv")).values()
             if r.problem == "seed_3x3"]
-    assert sorted(r.number for r in results.conv_baseline_rows(conv)) == [13, 14, 15, 16, 17, 18, 19]
+    assert sorted(r.number for r in conv_plots.conv_baseline_rows(conv)) == [13, 14, 15, 16, 17, 18, 19]
     # a build without cuDNN: no "cuDNN fastest FMA" rows; the convolution steps' rows, still not 20's
     no_cudnn = [results.Row({**r.fields, "baseline": r.baseline.replace("cuDNN fastest FMA", "im2col + cuBLAS FP32")})
                 for r in conv]
-    assert sorted(r.number for r in results.conv_baseline_rows(no_cudnn)) == [13, 14, 15, 16, 17, 18, 19]
-    assert results.conv_baseline_rows([r for r in conv if r.number == 20]) == []
+    assert sorted(r.number for r in conv_plots.conv_baseline_rows(no_cudnn)) == [13, 14, 15, 16, 17, 18, 19]
+    assert conv_plots.conv_baseline_rows([r for r in conv if r.number == 20]) == []

@@ -12,7 +12,8 @@ import pytest
 import bench
 from fakes import PREAMBLE
 import plot
-import results
+from markers import CHAPTER_BEGIN, CHAPTER_END, README_BEGIN, README_END
+from tut_plots import gemm, results, runner
 
 DATA = Path(__file__).parent / "data"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -25,11 +26,11 @@ def suite_tree(tmp_path):
     shutil.copy(DATA / "sample-suite.csv", csv)
     shutil.copy(DATA / "sample-suite-plans.csv", tmp_path / "plots" / "data" / "sample-gpu-plans.csv")
     readme = tmp_path / "README.md"
-    readme.write_text(f"# T\n\n{plot.README_BEGIN}\n{plot.README_END}\n")
+    readme.write_text(f"# T\n\n{README_BEGIN}\n{README_END}\n")
     for name in ("09_double_buffering", "10_small_problems"):
         ch = tmp_path / "chapters" / name
         ch.mkdir(parents=True)
-        (ch / "README.md").write_text(f"# {name}\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n")
+        (ch / "README.md").write_text(f"# {name}\n\n{CHAPTER_BEGIN}\n{CHAPTER_END}\n")
     return tmp_path, readme, csv
 
 
@@ -86,16 +87,16 @@ def test_no_suite_chart_without_a_chapter_that_ran_all_of_it(suite_tree):
 
 def test_the_sweep_chart_leaves_out_the_suites_other_shapes():
     latest = results.latest(results.load(DATA / "sample-suite.csv"))
-    sweep = {results.mnk_name(x) for x in results.SWEEP} | {results.HEADLINE}
-    suite_only = {results.mnk_name(x) for x in results.SUITE} - sweep
+    sweep = {gemm.mnk_name(x) for x in gemm.SWEEP} | {gemm.HEADLINE}
+    suite_only = {gemm.mnk_name(x) for x in gemm.SUITE} - sweep
     assert suite_only == {"1024x1024x16384", "16384x128x4096", "127x8191x2049"}
     assert any(r.problem in suite_only for r in latest.values())
 
 
 def test_geomean():
-    assert plot.geomean([0.5, 2.0]) == pytest.approx(1.0)
-    assert plot.geomean([0.8] * 8) == pytest.approx(0.8)
-    assert math.isclose(plot.geomean([1.0, 4.0]), 2.0)
+    assert results.geomean([0.5, 2.0]) == pytest.approx(1.0)
+    assert results.geomean([0.8] * 8) == pytest.approx(0.8)
+    assert math.isclose(results.geomean([1.0, 4.0]), 2.0)
 
 
 # ---- bench.py: who runs the suite, and --explain into the plans file -------------------------------
@@ -139,7 +140,7 @@ def test_suite_runs_from_chapter_09_and_the_baseline_and_explain_into_the_plans_
                  + "".join(f"{kind}\tgemm\t{name}\tt\t{fake(tmp_path, name, plans)}\t/src\n" for kind, name, plans in steps))
     assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
     calls = made(tmp_path)
-    extra = [results.mnk_name(x) for x in results.SUITE if x not in results.SWEEP and results.mnk_name(x) != results.HEADLINE]
+    extra = [gemm.mnk_name(x) for x in gemm.SUITE if x not in gemm.SWEEP and gemm.mnk_name(x) != gemm.HEADLINE]
     assert len(extra) == 3
 
     def problems(name, explain=False):
@@ -152,18 +153,18 @@ def test_suite_runs_from_chapter_09_and_the_baseline_and_explain_into_the_plans_
             out.append(f"{opt['--m']}x{opt['--n']}x{opt['--k']}")
         return out
 
-    sweep = [results.HEADLINE] + [results.mnk_name(x) for x in results.SWEEP]
+    sweep = [gemm.HEADLINE] + [gemm.mnk_name(x) for x in gemm.SWEEP]
     assert problems("08_warp_tiling") == sweep  # before chapter 09: the sweep only
     for name in ("cublas_sgemm", "09_double_buffering", "10_small_problems"):
         assert problems(name) == sweep + extra
-    assert problems("10_small_problems", explain=True) == [results.mnk_name(x) for x in results.SUITE]
+    assert problems("10_small_problems", explain=True) == [gemm.mnk_name(x) for x in gemm.SUITE]
     assert problems("09_double_buffering", explain=True) == []
     plans_csv = tmp_path / "fake-gpu-plans.csv"
     explain_calls = [c for c in calls if "--explain" in c]
     assert all(f"--csv {plans_csv}" in c and "--iters 10 --warmup 2" in c for c in explain_calls)
-    assert len(results_rows(plans_csv)) == 2 * len(results.SUITE)  # a candidate and the step's own row each
+    assert len(results_rows(plans_csv)) == 2 * len(gemm.SUITE)  # a candidate and the step's own row each
     assert "plan 128x128 split 2" in capsys.readouterr().out
 
 
 def results_rows(path: Path) -> list[dict]:
-    return bench.read_rows(path)
+    return runner.read_rows(path)

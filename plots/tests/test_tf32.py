@@ -15,8 +15,10 @@ import pytest
 
 import bench
 import plot
-import results
 from fakes import PREAMBLE
+from markers import (CHAPTER_BEGIN, CHAPTER_END, CONV_README_BEGIN, CONV_README_END, CONV_TF32_BEGIN, CONV_TF32_END,
+                     GEMM_TF32_BEGIN, GEMM_TF32_END, README_BEGIN, README_END)
+from tut_plots import gemm, results
 
 DATA = Path(__file__).parent / "data"
 TF32_SAMPLE = DATA / "sample-tf32.csv"
@@ -24,8 +26,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TF32_GEMM_STEPS = ("11_tensor_core_mma", "12_tma_wgmma", "cublas_tf32")
 FP32_PNGS = ("gemm-speedup", "gemm-suite", "gemm-sweep", "gemm-roofline")
 TF32_PNGS = ("gemm-tf32-speedup", "gemm-tf32-suite", "gemm-tf32-sweep", "gemm-tf32-roofline")
-ALL_MARKERS = (plot.README_BEGIN, plot.README_END, plot.GEMM_TF32_BEGIN, plot.GEMM_TF32_END,
-               plot.CONV_README_BEGIN, plot.CONV_README_END, plot.CONV_TF32_BEGIN, plot.CONV_TF32_END)
+ALL_MARKERS = (README_BEGIN, README_END, GEMM_TF32_BEGIN, GEMM_TF32_END,
+               CONV_README_BEGIN, CONV_README_END, CONV_TF32_BEGIN, CONV_TF32_END)
 
 
 def read(path: Path) -> list[dict]:
@@ -55,7 +57,7 @@ def tree(tmp_path):
     for name in ("10_small_problems", "11_tensor_core_mma", "12_tma_wgmma", "21_implicit_gemm_tf32"):
         ch = tmp_path / "chapters" / name
         ch.mkdir(parents=True)
-        (ch / "README.md").write_text(f"# {name}\n\n{plot.CHAPTER_BEGIN}\n{plot.CHAPTER_END}\n\nexercises\n")
+        (ch / "README.md").write_text(f"# {name}\n\n{CHAPTER_BEGIN}\n{CHAPTER_END}\n\nexercises\n")
     csv_path = tmp_path / "plots" / "data" / "sample-gpu.csv"
     write(csv_path, read(DATA / "sample-suite.csv") + read(TF32_SAMPLE))
     return tmp_path, readme, csv_path
@@ -94,7 +96,7 @@ def test_tf32_gemm_charts_and_table(tree, capsys):
         png = root / "plots" / f"sample-gpu-{name}.png"
         assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000, name
     text = readme.read_text()
-    tf32 = section(text, plot.GEMM_TF32_BEGIN, plot.GEMM_TF32_END)
+    tf32 = section(text, GEMM_TF32_BEGIN, GEMM_TF32_END)
     # the precision named in the text and in every column that compares
     assert "GEMM 4096×4096×4096 in **TF32** on the tensor cores" in tf32
     assert ("| step | time (ms), median [min, max] | TFLOP/s | % of cuBLAS TF32 | % of TF32 peak | × cuBLAS FP32 "
@@ -126,7 +128,7 @@ def test_tf32_rows_never_reach_the_fp32_outputs(tree, tmp_path):
     root, readme, csv_path = tree
     assert run_plot(root, readme, csv_path) == 0
     with_tf32 = {n: (root / "plots" / f"sample-gpu-{n}.png").read_bytes() for n in FP32_PNGS}
-    fp32_block = section(readme.read_text(), plot.README_BEGIN, plot.README_END)
+    fp32_block = section(readme.read_text(), README_BEGIN, README_END)
     ch10 = (root / "chapters" / "10_small_problems" / "README.md").read_text()
     for step in TF32_GEMM_STEPS:
         assert step not in fp32_block
@@ -142,7 +144,7 @@ def test_tf32_rows_never_reach_the_fp32_outputs(tree, tmp_path):
     (other / "README.md").write_text(readme.read_text())
     assert run_plot(other, other / "README.md", only) == 0
     assert {n: (other / "plots" / f"sample-gpu-{n}.png").read_bytes() for n in FP32_PNGS} == with_tf32
-    assert section((other / "README.md").read_text(), plot.README_BEGIN, plot.README_END) == fp32_block
+    assert section((other / "README.md").read_text(), README_BEGIN, README_END) == fp32_block
     assert (other / "chapters" / "10_small_problems" / "README.md").read_text() == ch10
     assert not list((other / "plots").glob("*tf32*"))
 
@@ -171,7 +173,7 @@ def test_tf32_sweep_says_which_step_was_not_verified(tree):
             r["verified"] = "no"
     write(csv_path, rows)
     assert run_plot(root, readme, csv_path) == 0
-    tf32 = section(readme.read_text(), plot.GEMM_TF32_BEGIN, plot.GEMM_TF32_END)
+    tf32 = section(readme.read_text(), GEMM_TF32_BEGIN, GEMM_TF32_END)
     assert "| 4097×4093×4099 | 125.00 (50.0%) | 200.00 (80.0%) | 250.00 | 50.00 | no: 12 TMA + wgmma |" in tf32
     assert "| 4095×4095×4095 | 125.00 (50.0%) | 200.00 (80.0%) | 250.00 | 50.00 | yes |" in tf32
 
@@ -182,7 +184,7 @@ def test_only_the_cublas_tf32_baseline(tree):
     root, readme, csv_path = tree
     write(csv_path, read(DATA / "sample-suite.csv") + [r for r in read(TF32_SAMPLE) if r["chapter"] == "cublas_tf32"])
     assert run_plot(root, readme, csv_path) == 0
-    tf32 = section(readme.read_text(), plot.GEMM_TF32_BEGIN, plot.GEMM_TF32_END)
+    tf32 = section(readme.read_text(), GEMM_TF32_BEGIN, GEMM_TF32_END)
     assert "| cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) | 0.5498 [0.5388, 0.5772] | 250.00 |" in tf32
     assert "| cuBLAS FP32 (no TF32): FP32 reference (CUDA cores, not TF32) | 2.749 | 50.00 | 20.0% |" in tf32
     assert "geometric mean" not in tf32 and not (root / "plots" / "sample-gpu-gemm-tf32-suite.png").exists()
@@ -191,10 +193,10 @@ def test_only_the_cublas_tf32_baseline(tree):
 
 def test_tf32_markers_are_needed_only_with_tf32_rows(tree, capsys):
     root, readme, csv_path = tree
-    readme.write_text(f"# gemm only\n{plot.README_BEGIN}\n{plot.README_END}\n")
+    readme.write_text(f"# gemm only\n{README_BEGIN}\n{README_END}\n")
     assert run_plot(root, readme, csv_path, "--part", "gemm") == 1
     assert "results:gemm-tf32:begin" in capsys.readouterr().err
-    assert readme.read_text() == f"# gemm only\n{plot.README_BEGIN}\n{plot.README_END}\n"  # nothing half-written
+    assert readme.read_text() == f"# gemm only\n{README_BEGIN}\n{README_END}\n"  # nothing half-written
     shutil.copy(DATA / "sample-suite.csv", csv_path)
     assert run_plot(root, readme, csv_path) == 0
 
@@ -202,7 +204,7 @@ def test_tf32_markers_are_needed_only_with_tf32_rows(tree, capsys):
 def test_part_gemm_leaves_the_conv_tf32_section_alone(tree):
     root, readme, csv_path = tree
     assert run_plot(root, readme, csv_path, "--part", "gemm") == 0
-    assert section(readme.read_text(), plot.CONV_TF32_BEGIN, plot.CONV_TF32_END) == plot.CONV_TF32_BEGIN + "\n"
+    assert section(readme.read_text(), CONV_TF32_BEGIN, CONV_TF32_END) == CONV_TF32_BEGIN + "\n"
     assert not (root / "plots" / "sample-gpu-conv-tf32-layers.png").exists()
     assert (root / "plots" / "sample-gpu-gemm-tf32-sweep.png").exists()
 
@@ -229,7 +231,7 @@ def test_tf32_conv_chart_and_table(conv_tree, capsys):
     png = root / "plots" / "sample-gpu-conv-tf32-layers.png"
     assert png.read_bytes()[:8] == PNG_MAGIC and png.stat().st_size > 10_000
     text = readme.read_text()
-    tf32 = section(text, plot.CONV_TF32_BEGIN, plot.CONV_TF32_END)
+    tf32 = section(text, CONV_TF32_BEGIN, CONV_TF32_END)
     assert "the convolution layers in **TF32** on the tensor cores" in tf32
     assert ("cuDNN IMPLICIT_PRECOMP_GEMM (TF32 allowed) (\"precomp\") and cuDNN fastest TF32 allowed (\"fastest\", the "
             "algorithm named per layer)") in tf32
@@ -241,7 +243,7 @@ def test_tf32_conv_chart_and_table(conv_tree, capsys):
     assert re.search(r"\| geometric mean \|.*\| \*\*114\.7%\*\* \| \*\*71\.1%\*\* \| \|", tf32)
     assert "![sample-gpu-conv-tf32-layers](plots/sample-gpu-conv-tf32-layers.png)" in tf32
     # the FP32 convolution block never shows chapter 21 or a TF32 baseline
-    conv = section(text, plot.CONV_README_BEGIN, plot.CONV_README_END)
+    conv = section(text, CONV_README_BEGIN, CONV_README_END)
     assert "| 21 " not in conv and "step 21" not in conv and "TF32" not in conv
     ch21 = (root / "chapters" / "21_implicit_gemm_tf32" / "README.md").read_text()
     assert ("| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | cuDNN TF32 precomp (ms) | % of precomp "
@@ -257,11 +259,11 @@ def test_fp32_conv_outputs_do_not_change_with_tf32_rows(conv_tree, tmp_path):
     assert run_plot(root, readme, csv_path) == 0
     names = ("conv-speedup", "conv-layers", "conv-roofline")
     with_tf32 = {n: (root / "plots" / f"sample-gpu-{n}.png").read_bytes() for n in names}
-    conv = section(readme.read_text(), plot.CONV_README_BEGIN, plot.CONV_README_END)
+    conv = section(readme.read_text(), CONV_README_BEGIN, CONV_README_END)
     write(csv_path, read(DATA / "sample-parts.csv"))
     assert run_plot(root, readme, csv_path) == 0
     assert {n: (root / "plots" / f"sample-gpu-{n}.png").read_bytes() for n in names} == with_tf32
-    assert section(readme.read_text(), plot.CONV_README_BEGIN, plot.CONV_README_END) == conv
+    assert section(readme.read_text(), CONV_README_BEGIN, CONV_README_END) == conv
 
 
 # ---- bench.py: what the TF32 steps run --------------------------------------------------------------
@@ -330,16 +332,16 @@ GEMM_STEPS = [("baseline", "gemm", "cublas_sgemm", "fp32", False), ("baseline", 
 def test_tf32_gemm_steps_run_the_headline_the_sweep_and_the_suite(tmp_path, capsys):
     m = manifest(tmp_path, GEMM_STEPS)
     assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
-    sweep = [results.HEADLINE] + [results.mnk_name(x) for x in results.SWEEP]
-    extra = [results.mnk_name(x) for x in results.SUITE if x not in results.SWEEP and results.mnk_name(x) != results.HEADLINE]
+    sweep = [gemm.HEADLINE] + [gemm.mnk_name(x) for x in gemm.SWEEP]
+    extra = [gemm.mnk_name(x) for x in gemm.SUITE if x not in gemm.SWEEP and gemm.mnk_name(x) != gemm.HEADLINE]
     for name in ("cublas_sgemm", "cublas_tf32", "10_small_problems", "11_tensor_core_mma", "12_tma_wgmma"):
         assert problems(tmp_path, name) == sweep + extra, name  # 12 runs each: 1 + 8 + 3
     out = capsys.readouterr().out.splitlines()
     tf32 = [line for line in out if line.lstrip().startswith(("11_", "12_", "cublas_tf32"))]
     fp32 = [line for line in out if line.lstrip().startswith(("10_", "cublas_sgemm"))]
     assert len(tf32) == 3 * 12 and len(fp32) == 2 * 12
-    assert all("80.0% of cuBLAS TF32   5.00x cuBLAS FP32  median 0.5 ms" in line for line in tf32)
-    assert all("80.0% of cuBLAS  median 0.5 ms" in line and "TF32" not in line for line in fp32)  # as before
+    assert all("80.0% of cuBLAS TF32   5.00x cuBLAS FP32  median 0.5000 ms" in line for line in tf32)
+    assert all("80.0% of cuBLAS  median 0.5000 ms" in line and "TF32" not in line for line in fp32)  # as before
     assert not any("note:" in line for line in out)
 
 
@@ -360,7 +362,7 @@ def test_a_step_for_another_architecture_is_skipped_in_one_line(tmp_path, capsys
                             ("chapter", "gemm", "12_tma_wgmma", "tf32", True),
                             ("baseline", "gemm", "cublas_tf32", "tf32", False)])
     assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
-    assert problems(tmp_path, "12_tma_wgmma") == [results.HEADLINE]  # tried once, then skipped
+    assert problems(tmp_path, "12_tma_wgmma") == [gemm.HEADLINE]  # tried once, then skipped
     assert len(problems(tmp_path, "cublas_tf32")) == 12
     out = capsys.readouterr().out
     assert re.search(r"12_tma_wgmma +skipped: 12_tma_wgmma runs only on compute capability 9\.0 \(built for sm_90a\)",

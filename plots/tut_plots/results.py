@@ -1,6 +1,8 @@
 """Reading the results CSV that the chapter binaries write (schema: docs/measuring.md).
 
-Shared by bench.py, plot.py and torch_gcn.py. Everything here works from the CSV alone.
+Shared by every module of the package and by torch_gcn.py. Everything here works from the CSV
+alone and knows no family: what a family's problems and steps are lives in its module (gemm.py,
+conv.py, gcn.py); which precision a row compares in (precision) is here, the plots dispatch on it.
 
 The file holds every part of the tutorial; the `part` column says which one a row belongs to
 ("gemm", "conv" or "gcn"). A file written before that column existed (its header ends at
@@ -19,25 +21,6 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-HEADLINE = "4096x4096x4096"  # Part I's headline problem (the `problem` column)
-# Part I's size sweep, every GEMM step: 256 to 8192, with odd sizes next to the headline (not
-# multiples of any tile).
-SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
-         (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
-# The small-and-odd-problem suite of chapter 10: squares, deep K, narrow N and an odd
-# shape; chapters from SUITE_FROM on and the library baselines run it too, so they compare.
-SUITE = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
-         (1024, 1024, 16384), (16384, 128, 4096), (127, 8191, 2049)]
-SUITE_FROM = 9
-
-
-def mnk_name(mnk) -> str:
-    return "x".join(str(x) for x in mnk)
-CONV_HEADLINE = "seed_3x3"   # Part II's headline layer
-# Part III's default graph: the R-MAT graph of web-Stanford's size with the default seed, named as
-# common/include/tut/gcn/graph.hpp names it. The tables and charts prefer it (gcn_headline).
-GCN_HEADLINE = "rmat_281903_2312497_s1"
 
 PARTS = ("gemm", "conv", "gcn")
 
@@ -287,11 +270,6 @@ def step_order(rows) -> list[str]:
     return [n for n in names if is_chapter(n)] + [n for n in names if not is_chapter(n)]
 
 
-def problem_sort_key(problem: str):
-    m, n, k = (int(x) for x in problem.split("x"))
-    return (m * n * k, m, n, k)
-
-
 def problem_order(rows) -> list[str]:
     """The problems (conv layers) in the order they first appear in the file: bench.py runs the
     headline first and then the layer table in its own order, so this is the table's order without
@@ -310,42 +288,15 @@ def median(xs: list[float]) -> float:
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def baseline_family(name: str) -> tuple[str, str]:
     """'cuDNN fastest FMA (WINOGRAD_NONFUSED)' -> ('cuDNN fastest FMA', 'WINOGRAD_NONFUSED'); a name
     without a trailing parenthesis -> (name, '')."""
     m = re.match(r"^(.*?)\s*\(([^()]*)\)$", name)
     return (m.group(1), m.group(2)) if m else (name, "")
-
-
-# Part II's rows come in two kinds, told apart by their baselines (the harness names them):
-#   a convolution step (13-19): baseline "cuDNN fastest FMA (ALGO)", alt "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)";
-#   a fused-epilogue step (20, y = max(conv + bias[k], 0)): baseline "cuDNN fused conv+bias+ReLU (...)"
-#     (cudnnConvolutionBiasActivationForward), alt "<NN_step> + bias/ReLU kernel" (the unfused pipeline).
-# A build without cuDNN names "im2col + cuBLAS FP32 (...)" and "im2col + cuBLAS FP32 + bias/ReLU kernel (...)".
-# gflops counts the convolution's FLOPs in both kinds.
-CONV_FASTEST = "cuDNN fastest FMA"
-
-
-def is_fused_epilogue(r: Row) -> bool:
-    """A convolution row whose step also applies bias and ReLU, compared against fused and unfused
-    conv + bias + ReLU: its baseline names the ReLU, a plain convolution's never does."""
-    return r.part == "conv" and "relu" in r.baseline.lower()
-
-
-def conv_baseline_rows(rows) -> list[Row]:
-    """The rows whose baselines are the plain convolution's cuDNN baselines: those whose baseline is
-    "cuDNN fastest FMA (...)"; where there is none (a build without cuDNN), the rows of the plain
-    convolution steps. Never a fused-epilogue row: its baselines compute conv + bias + ReLU."""
-    rows = list(rows)
-    fastest = [r for r in rows if r.baseline.startswith(CONV_FASTEST)]
-    return fastest or [r for r in rows if not is_fused_epilogue(r)]
-
-
-def unfused_chapter(r: Row) -> str | None:
-    """The chapter a fused-epilogue row's unfused pipeline runs ("19_implicit_gemm_double_buffer +
-    bias/ReLU kernel" -> "19_implicit_gemm_double_buffer"), None when its alt names none."""
-    m = re.match(r"^(\d\d_\w+)", r.alt_baseline)
-    return m.group(1) if m else None
 
 
 def part_precision(part: str) -> str:
@@ -381,53 +332,3 @@ def by_precision(rows) -> dict[str, list[Row]]:
     return out
 
 
-# ----------------------------------------------------------------------------------------------
-# Part III: GCN inference, FP64. Every step is bandwidth-bound: its row's gbps is the step's minimum
-# bytes (common/include/tut/gcn/reference.hpp) over its median time, copy_gbps the ceiling measured
-# in the same process. Each chapter computes one piece of the layer, its kind (below), and is timed
-# against that piece's library baseline: cuBLAS DGEMM (skinny GEMM), cuSPARSE's fastest CSR algorithm
-# (SpMM; alt: its default), cuDNN's log softmax or a plain kernel without cuDNN (LogSoftmax), the
-# library pipeline (the layer). Rows that plots/torch_gcn.py appends time PyTorch's layer (chapter
-# "torch_layer") and PyTorch Geometric's GCNConv ("pyg_gcnconv"); they are in no chapters.tsv.
-
-# (kind, first chapter, last chapter): the one place that says which chapters compute which piece.
-GCN_KINDS = (("skinny GEMM", 22, 25), ("SpMM", 26, 27), ("LogSoftmax", 28, 28), ("layer", 29, 29))
-GCN_OTHER = "other"  # a gcn chapter outside the ranges above
-TORCH_CHAPTERS = ("torch_layer", "pyg_gcnconv")
-
-
-def gcn_kind(chapter: str) -> str | None:
-    """'27_spmm_warp_per_row' -> 'SpMM'; a PyTorch row -> 'layer' (it computes the whole layer);
-    another chapter number -> 'other'; a name that is no chapter -> None."""
-    if chapter in TORCH_CHAPTERS:
-        return "layer"
-    if not is_chapter(chapter):
-        return None
-    n = int(chapter[:2])
-    return next((kind for kind, lo, hi in GCN_KINDS if lo <= n <= hi), GCN_OTHER)
-
-
-def gcn_kind_order() -> list[str]:
-    return [kind for kind, _, _ in GCN_KINDS] + [GCN_OTHER]
-
-
-def is_torch(r: Row) -> bool:
-    return r.chapter in TORCH_CHAPTERS
-
-
-def gcn_headline(rows) -> str | None:
-    """The problem Part III's tables and charts show: GCN_HEADLINE when any chapter ran it; else the
-    problem the most chapters ran (among equals, the one run last); else the PyTorch rows' (None
-    without rows)."""
-    rows = list(rows)
-    chapters = [r for r in rows if r.is_chapter] or rows
-    if not chapters:
-        return None
-    if any(r.problem == GCN_HEADLINE for r in chapters):
-        return GCN_HEADLINE
-    count: dict[str, set] = {}
-    newest: dict[str, str] = {}
-    for r in chapters:
-        count.setdefault(r.problem, set()).add(r.chapter)
-        newest[r.problem] = max(newest.get(r.problem, ""), r.timestamp)
-    return max(count, key=lambda p: (len(count[p]), newest[p]))

@@ -1,0 +1,542 @@
+"""Part II, convolution: the layers its steps run, its tables, charts and README blocks, in FP32 and
+in TF32.
+
+Every conv row carries two baselines, timed in the step's process. A convolution step's (13-19):
+baseline = the fastest of the FMA algorithms cuDNN's search returns, each timed by the harness (named
+in parentheses), alt_baseline = IMPLICIT_PRECOMP_GEMM, the same method as the steps. The
+fused-epilogue step's (20, conv + bias + ReLU): baseline = cuDNN's fused conv+bias+ReLU, alt_baseline
+= the unfused pipeline (step 19, then a separate bias/ReLU kernel). A TF32 step's (21): cuDNN's two
+baselines with TF32 allowed. A build without cuDNN names "im2col + cuBLAS FP32 (...)" and "im2col +
+cuBLAS FP32 + bias/ReLU kernel (...)". gflops counts the convolution's FLOPs in every kind. The
+layers' cuDNN baselines come from the convolution steps' rows only (conv_baseline_rows).
+
+Outputs (outputs): FP32: <slug>-conv-{speedup,layers,roofline}.png and README.md's results:conv
+block; TF32: <slug>-conv-tf32-layers.png and results:conv-tf32 (per layer, with the geometric
+mean); each chapter's table, one row per layer.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from . import charts, fmt, results
+from .baselines import Baselines, most_common, newest_first
+from .markdown import Outputs, preamble
+from .results import CsvError, Row, geomean, is_chapter
+from .runner import Runner, row_precision, vs_alt
+
+HEADLINE = "seed_3x3"  # the headline layer
+FP32, TF32 = "FP32", "TF32"
+SECTIONS = {FP32: "conv", TF32: "conv-tf32"}  # the precisions with outputs of their own
+LAYER_STEPS_FROM = 17  # the FP32 per-layer chart and table show the tiled steps, 17 onwards (layer_steps)
+# Convolution steps before this one run the headline layer only (unless --all-layers): the direct
+# loop and im2col take seconds per layer and add nothing to the per-layer chart (runs_every_layer).
+CONV_LAYERS_FROM = 15
+CONV_FASTEST = "cuDNN fastest FMA"  # the plain convolution's fastest-algorithm baseline
+PRECOMP_COLOUR, FASTEST_COLOUR = "#7f7f7f", "#3a3a3a"
+# A convolution step's bar; the fused-epilogue step's, hatched: it does more work than the others.
+FUSED_COLOUR, FUSED_HATCH = "#8172B3", "//"
+EPILOGUE_NOTE = "(+ bias, ReLU)"
+
+
+# ----------------------------------------------------------------------------------------------
+# Which rows and steps are which
+
+def is_fused_epilogue(r: Row) -> bool:
+    """A convolution row whose step also applies bias and ReLU, compared against fused and unfused
+    conv + bias + ReLU: its baseline names the ReLU, a plain convolution's never does."""
+    return r.part == "conv" and "relu" in r.baseline.lower()
+
+
+def conv_baseline_rows(rows) -> list[Row]:
+    """The rows whose baselines are the plain convolution's cuDNN baselines: those whose baseline is
+    "cuDNN fastest FMA (...)"; where there is none (a build without cuDNN), the rows of the plain
+    convolution steps. Never a fused-epilogue row: its baselines compute conv + bias + ReLU."""
+    rows = list(rows)
+    fastest = [r for r in rows if r.baseline.startswith(CONV_FASTEST)]
+    return fastest or [r for r in rows if not is_fused_epilogue(r)]
+
+
+def unfused_chapter(r: Row) -> str | None:
+    """The chapter a fused-epilogue row's unfused pipeline runs ("19_implicit_gemm_double_buffer +
+    bias/ReLU kernel" -> "19_implicit_gemm_double_buffer"), None when its alt names none."""
+    m = re.match(r"^(\d\d_\w+)", r.alt_baseline)
+    return m.group(1) if m else None
+
+
+def layer_steps(latest: dict, prec: str = FP32) -> list[str]:
+    """The steps the per-layer chart and table show: in FP32 the chapters from LAYER_STEPS_FROM on;
+    in TF32 every chapter (there is no slow early step to leave out)."""
+    return [c for c in results.step_order(latest.values())
+            if is_chapter(c) and (prec != FP32 or int(c[:2]) >= LAYER_STEPS_FROM)]
+
+
+def runs_every_layer(name: str) -> bool:
+    """Whether bench.py runs a step on every layer (else the headline layer only, unless
+    --all-layers): the library baselines and the chapters from CONV_LAYERS_FROM on."""
+    return not is_chapter(name) or int(name[:2]) >= CONV_LAYERS_FROM
+
+
+# ----------------------------------------------------------------------------------------------
+
+def conv_label(r: Row) -> str:
+    """fmt.label(r), and for the fused-epilogue step a note that it does more than the convolution."""
+    return f"{fmt.label(r)} {EPILOGUE_NOTE}" if is_fused_epilogue(r) else fmt.label(r)
+
+
+def fused_short(r: Row) -> str:
+    """A fused-epilogue row's baseline, short: 'cuDNN fused' (else its name without the parenthesis)."""
+    return "cuDNN fused" if r.baseline.startswith("cuDNN fused") else results.baseline_family(r.baseline)[0]
+
+
+def unfused_short(r: Row) -> str:
+    """A fused-epilogue row's unfused pipeline, short: '19 + separate kernel' (else its name)."""
+    ch = unfused_chapter(r)
+    return f"{ch[:2]} + separate kernel" if ch else r.alt_baseline
+
+
+def library(prec: str) -> str:
+    return "cuDNN" if prec == FP32 else f"cuDNN {prec}"
+
+
+def layer_baselines(rows: list[Row]) -> Baselines:
+    """One layer's two cuDNN baselines over the processes (one per convolution step) that timed them:
+    main the fastest algorithm, alt IMPLICIT_PRECOMP_GEMM. The fused-epilogue step's rows are left
+    out (conv_baseline_rows): a layer that only it ran has no baselines (main.has is False)."""
+    base_rows = conv_baseline_rows(rows)
+    return Baselines(base_rows, row=(newest_first(base_rows) or newest_first(rows))[0])
+
+
+def conv_baselines(latest: dict) -> dict[str, Baselines]:
+    """Layer -> its baselines, in the layers' order."""
+    rows = list(latest.values())
+    return {layer: layer_baselines([r for r in rows if r.problem == layer]) for layer in results.problem_order(rows)}
+
+
+def headline_rows(latest: dict) -> list[Row]:
+    rows = [r for (_, p), r in latest.items() if p == HEADLINE]
+    order = results.step_order(rows)
+    return sorted(rows, key=lambda r: order.index(r.chapter))
+
+
+# ----------------------------------------------------------------------------------------------
+# Tables
+
+def headline_table(rows: list[Row], base: Baselines) -> str:
+    """At the headline layer: every step, then the two cuDNN baselines. The fused-epilogue step's two
+    % cells compare it with its own baselines, and say which."""
+    lines = ["| step | time (ms), median [min, max] | TFLOP/s | % of cuDNN precomp | % of cuDNN fastest "
+             f"| × previous step | × step {rows[0].chapter[:2]} | verified |",
+             "|---|---|---:|---:|---:|---:|---:|:-:|"]
+    first = rows[0]
+    prev = None
+    for r in rows:
+        vs_prev = fmt.num(prev.time_ms_median / r.time_ms_median) if prev else "–"
+        prev = r
+        if is_fused_epilogue(r):
+            vs_alt = f"{fmt.pct(r.alt_ratio)} of {unfused_short(r)}" if r.alt_baseline else "–"
+            vs_base = f"{fmt.pct(r.ratio_to_baseline)} of {fused_short(r)}"
+        else:
+            vs_alt, vs_base = fmt.pct(r.alt_ratio), fmt.pct(r.ratio_to_baseline)
+        lines.append(f"| {conv_label(r)} | {fmt.timing(r)} | {r.tflops:.2f} | {vs_alt} | {vs_base} | {vs_prev} "
+                     f"| {first.time_ms_median / r.time_ms_median:.1f} | {r.verified} |")
+    precomp, fastest = base.alt, base.main
+    if not fastest.has:
+        return "\n".join(lines)
+    if precomp.has:
+        lines.append(f"| {precomp.name} | {fmt.ms(precomp.ms)} | {precomp.tflops:.2f} | 100.0% "
+                     f"| {fmt.pct(fastest.ms / precomp.ms)} | – | {first.time_ms_median / precomp.ms:.1f} | – |")
+    lines.append(f"| {fastest.label} | {fmt.ms(fastest.ms)} | {fastest.tflops:.2f} "
+                 f"| {fmt.pct(precomp.ms / fastest.ms) if precomp.has else '–'} | 100.0% | – "
+                 f"| {first.time_ms_median / fastest.ms:.1f} | – |")
+    return "\n".join(lines)
+
+
+def layer_table(latest: dict, bases: dict[str, Baselines], prec: str) -> str:
+    """Layer × step, TFLOP/s, with both cuDNN baselines (medians over the processes). FP32: the best
+    convolution step's share of the fastest (the fused-epilogue step is shown, its TFLOP/s the
+    convolution's, but not ranked). TF32: each step's % of either baseline in its own process and
+    whether the layer's results were all verified; the geometric mean of each step's % last."""
+    tf32 = prec == TF32
+    steps = layer_steps(latest, prec)
+    fused = {s for s in steps if any(is_fused_epilogue(r) for (c, _), r in latest.items() if c == s)}
+    lib = library(prec)
+    head = ("| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" + (f" {EPILOGUE_NOTE}" if s in fused else "")
+                                                  for s in steps)
+            + f" | {lib} precomp | {lib} fastest (algorithm) | ")
+    if tf32:
+        lines = [head + " | ".join(f"{s[:2]}: % of precomp | {s[:2]}: % of fastest" for s in steps) + " | verified |",
+                 "|---|---|" + "---:|" * len(steps) + "---:|---|" + "---:|---:|" * len(steps) + ":-:|"]
+    else:
+        lines = [head + "best step, % of cuDNN fastest |", "|---|---|" + "---:|" * len(steps) + "---:|---|---:|"]
+    for layer, base in bases.items():
+        mine = [latest.get((s, layer)) for s in steps]
+        fastest = f"{base.main.tflops:.2f} ({base.main.algo or base.main.family})" if base.main.has else "–"
+        line = (f"| {layer} | {fmt.dims(base.row)} | " + " | ".join(fmt.num(r.tflops) if r else "–" for r in mine)
+                + f" | {fmt.num(base.alt.tflops)} | {fastest} | ")
+        if tf32:
+            shares = [f"{fmt.pct(r.alt_ratio)} | {fmt.pct(r.ratio_to_baseline)}" if r else "– | –" for r in mine]
+            bad = [s[:2] for s, r in zip(steps, mine) if r and r.verified != "yes"]
+            lines.append(line + " | ".join(shares) + f" | {'no: ' + ', '.join(bad) if bad else 'yes'} |")
+        else:
+            ranked = [r for r in mine if r and not is_fused_epilogue(r)]
+            best = min(ranked, key=lambda r: r.time_ms_median) if ranked else None
+            lines.append(line + (f"{best.chapter[:2]}: {fmt.pct(best.ratio_to_baseline)}" if best else "–") + " |")
+    if tf32:
+        means = []
+        for s in steps:
+            mine = [r for (c, _), r in latest.items() if c == s]
+            alt = [r.alt_ratio for r in mine if r.alt_ratio == r.alt_ratio]
+            means.append((f"**{fmt.pct(geomean(alt))}** | " if alt else "– | ")
+                         + f"**{fmt.pct(geomean([r.ratio_to_baseline for r in mine]))}**")
+        lines.append("| geometric mean | | " + " | ".join("" for _ in steps) + " | | | " + " | ".join(means) + " | |")
+    return "\n".join(lines)
+
+
+def chapter_table(rows: list[Row], order: list[str], prec: str = FP32) -> str:
+    """One convolution chapter's rows, one per layer, each against the baselines of its own process. A
+    TF32 chapter's (prec "TF32") against cuDNN's TF32 baselines, named above the table."""
+    if any(is_fused_epilogue(r) for r in rows):
+        return fused_chapter_table(rows, order)
+    lib = library(prec)
+    lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | {lib} precomp (ms) | % of precomp "
+             f"| {lib} fastest (ms, algorithm) | % of fastest | verified |",
+             "|---|---|---|---:|---:|---:|---|---:|:-:|"]
+    for r in sorted(rows, key=lambda r: order.index(r.problem)):
+        algo = results.baseline_family(r.baseline)[1] or r.baseline
+        lines.append(f"| {r.problem} | {fmt.dims(r)} | {fmt.timing(r)} | {r.tflops:.2f} | {fmt.ms(r.alt_baseline_time_ms)} "
+                     f"| {fmt.pct(r.alt_ratio)} | {fmt.ms(r.baseline_time_ms)} ({algo}) | {fmt.pct(r.ratio_to_baseline)} "
+                     f"| {r.verified} |")
+    if prec == FP32:
+        return "\n".join(lines)
+    base = Baselines(rows)
+    names = (f"\"precomp\" is {base.alt.name}; " if base.alt.name else "") + \
+        f"\"fastest\" is {base.main.family} (algorithm per layer)"
+    return (f"{prec} on the tensor cores, against cuDNN with {prec} allowed: {names}; each timed in the same process "
+            f"as the step.\n\n" + "\n".join(lines))
+
+
+def fused_chapter_table(rows: list[Row], order: list[str]) -> str:
+    """The fused-epilogue chapter's rows, one per layer, against its two baselines of its own process:
+    the library's fused conv + bias + ReLU and the unfused pipeline."""
+    base = Baselines(rows)
+    short = fused_short(newest_first(rows)[0])
+    lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s (conv FLOPs) | {short} (ms) "
+             f"| % of {short} | unfused (ms) | % of unfused | verified |",
+             "|---|---|---|---:|---:|---:|---:|---:|:-:|"]
+    for r in sorted(rows, key=lambda r: order.index(r.problem)):
+        lines.append(f"| {r.problem} | {fmt.dims(r)} | {fmt.timing(r)} | {r.tflops:.2f} | {fmt.ms(r.baseline_time_ms)} "
+                     f"| {fmt.pct(r.ratio_to_baseline)} | {fmt.ms(r.alt_baseline_time_ms)} | {fmt.pct(r.alt_ratio)} "
+                     f"| {r.verified} |")
+    names = f"\"{short}\" is {base.main.name}" + (f"; \"unfused\" is {base.alt.name}" if base.alt.name else "")
+    return (f"y = max(conv + bias[k], 0). {names}; each timed in the same process as the step. "
+            f"TFLOP/s counts the convolution's FLOPs only.\n\n" + "\n".join(lines))
+
+
+def fused_table(latest: dict) -> str:
+    """Per layer, the fused-epilogue step against the convolution step it extends (its own row, the
+    convolution alone), the unfused pipeline and the library's fused conv + bias + ReLU. Empty when
+    no fused-epilogue step was measured."""
+    fused = [r for r in latest.values() if is_fused_epilogue(r)]
+    order = results.problem_order(latest.values())
+    tables = []
+    for name in results.step_order(fused):
+        mine = sorted((r for r in fused if r.chapter == name), key=lambda r: order.index(r.problem))
+        prev = unfused_chapter(mine[0]) or ""
+        nn, pp = name[:2], prev[:2] or "previous"
+        short = fused_short(mine[0])
+        lines = [f"| layer | step {nn} (ms) | step {pp}, conv only (ms) | {pp} + separate kernel (ms) | {short} (ms) "
+                 f"| {nn} over {pp} | {short} / {nn} |",
+                 "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in mine:
+            plain = latest.get((unfused_chapter(r) or "", r.problem))
+            over = f"{100 * (r.time_ms_median / plain.time_ms_median - 1):+.1f}%" if plain else "–"
+            lines.append(f"| {r.problem} | {fmt.ms(r.time_ms_median)} | {fmt.ms(plain.time_ms_median) if plain else '–'} "
+                         f"| {fmt.ms(r.alt_baseline_time_ms)} | {fmt.ms(r.baseline_time_ms)} | {over} "
+                         f"| {r.ratio_to_baseline:.2f}× |")
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)
+
+
+# ----------------------------------------------------------------------------------------------
+# Charts
+
+def speedup_chart(rows: list[Row], base: Baselines, path: Path) -> None:
+    """Bars: TFLOP/s of each step at the headline layer, then the two cuDNN baselines; labels give
+    × the first step and % of both baselines (each step against the baselines of its own process;
+    the fused-epilogue step against its own: the library's fused conv + bias + ReLU and the unfused
+    pipeline)."""
+    first = rows[0]
+    names = [conv_label(r) for r in rows]
+    values = [r.tflops for r in rows]
+    colours = [FUSED_COLOUR if is_fused_epilogue(r) else charts.STEP_COLOUR for r in rows]
+
+    def note(r: Row) -> str:
+        speedup = f"{first.time_ms_median / r.time_ms_median:.1f}× step {first.chapter[:2]}"
+        if is_fused_epilogue(r):
+            alt = f"\n{fmt.pct(r.alt_ratio)} of\n{unfused_short(r)}" if r.alt_baseline else ""  # two lines: narrow
+            return f"{speedup}\n{fmt.pct(r.ratio_to_baseline)} of {fused_short(r)}{alt}"
+        return f"{speedup}\n{fmt.pct(r.alt_ratio)} of precomp\n{fmt.pct(r.ratio_to_baseline)} of fastest"
+
+    notes = [note(r) for r in rows]
+    for b, name, colour in ((base.alt, base.alt.name, PRECOMP_COLOUR), (base.main, base.main.label, FASTEST_COLOUR)):
+        if b.has:
+            names.append(name)
+            values.append(b.tflops)
+            colours.append(colour)
+            notes.append(f"{first.time_ms_median / b.ms:.1f}× step {first.chapter[:2]}")
+    fig, ax = charts.figure((max(6.0, 1.0 + 1.2 * len(names)), 5.0))
+    bars = ax.bar(names, values, color=colours)
+    for b, r in zip(bars, rows):
+        if is_fused_epilogue(r):
+            b.set_hatch(FUSED_HATCH)
+    charts.label_bars(ax, bars, notes, 7)
+    ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
+    ax.set_ylim(0, max(values) * 1.3)
+    ax.set_title(f"Convolution {HEADLINE} (implicit GEMM {fmt.dims(first)}), FP32 FMA: speedup over step "
+                 f"{first.chapter[:2]} and % of cuDNN\n{charts.suffix(first)}", fontsize=10)
+    charts.tilt(ax)
+    charts.save(fig, path)
+
+
+def layers_chart(latest: dict, bases: dict[str, Baselines], path: Path, prec: str) -> None:
+    """Grouped bars: TFLOP/s per layer of the steps (layer_steps) and of both cuDNN baselines. In TF32
+    each step's legend gives its geometric mean over the layers against the fastest."""
+    steps = layer_steps(latest, prec)
+    layers = list(bases)
+
+    def step_label(s: str) -> str:
+        mine = [r for (c, _), r in latest.items() if c == s]
+        if prec == FP32:
+            return conv_label(mine[0])
+        return (f"{fmt.label(mine[0])}: geometric mean over its layers "
+                f"{fmt.pct(geomean([r.ratio_to_baseline for r in mine]))} of the fastest, each in its own process")
+
+    # one series per step: (legend label, its row for each layer or None where it did not run)
+    series = [(step_label(s), [latest.get((s, l)) for l in layers]) for s in steps]
+    width = 0.8 / (len(series) + 2)
+    xs = list(range(len(layers)))
+
+    def offsets(i: int) -> list[float]:  # bar i of each group, the group centred on its layer
+        return [x + (i - (len(series) + 1) / 2) * width for x in xs]
+
+    fig, ax = charts.figure((max(10.0, 1.3 * len(layers) + 1), 6.5))
+    for i, (name, rows) in enumerate(series):
+        fused = any(r and is_fused_epilogue(r) for r in rows)
+        ax.bar(offsets(i), [r.tflops if r else 0.0 for r in rows], width, label=name,
+               **({"color": FUSED_COLOUR, "hatch": FUSED_HATCH} if fused else {}))
+    precomp = [bases[l].alt.tflops for l in layers]
+    if any(v == v for v in precomp):
+        name = most_common([b.alt.name for b in bases.values() if b.alt.name])
+        ax.bar(offsets(len(series)), [v if v == v else 0.0 for v in precomp], width, color=PRECOMP_COLOUR, label=name)
+    fastest = [bases[l].main.tflops for l in layers]
+    offs = offsets(len(series) + 1)
+    if any(v == v for v in fastest):
+        family = most_common([b.main.family for b in bases.values() if b.main.has])
+        ax.bar(offs, [v if v == v else 0.0 for v in fastest], width, color=FASTEST_COLOUR,
+               label=f"{family} (algorithm above its bar)")
+    top = max([v for v in fastest + precomp if v == v] + [r.tflops for _, rows in series for r in rows if r])
+    for x, v, l in zip(offs, fastest, layers):
+        if v == v:
+            ax.annotate(bases[l].main.algo, (x, v + 0.01 * top), ha="center", va="bottom", fontsize=6, rotation=90)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([f"{l}\n{fmt.dims(bases[l].row)}" for l in layers], fontsize=7)
+    ax.set_ylim(0, top * 1.5)  # room for the algorithm names
+    ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
+    ax.set_xlabel("layer, and its implicit GEMM M×N×K = K × N·P·Q × C·R·S", fontsize=8)
+    title = (f"Convolution per layer, FP32 FMA: steps {LAYER_STEPS_FROM} on and both cuDNN baselines "
+             f"(their median over the convolution steps' processes)" if prec == FP32 else
+             "Convolution per layer in TF32 on the tensor cores: the TF32 steps and both cuDNN\n"
+             "baselines with TF32 allowed (their median over the steps' processes)")
+    ax.set_title(f"{title}\n{charts.suffix(bases[layers[0]].row)}", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3 if prec == FP32 else 1,
+              frameon=False)
+    charts.save(fig, path)
+
+
+def roofline_chart(latest: dict, bases: dict[str, Baselines], path: Path) -> None:
+    """Each step at each measured layer, and both cuDNN baselines, at the layer's minimum-traffic intensity."""
+    rows = list(latest.values())
+    fig, ax = charts.figure((8, 5))
+    lo, hi = charts.roofs(ax, rows)
+    markers = "os^vD<>ph*"
+    for i, name in enumerate(results.step_order(rows)):
+        mine = sorted((r for r in rows if r.chapter == name), key=lambda r: r.intensity)
+        ax.plot([r.intensity for r in mine], [r.tflops for r in mine], ls="none", marker=markers[i % len(markers)],
+                ms=5, label=conv_label(mine[0]))
+    base = [b for b in bases.values() if b.main.has]
+    with_precomp = [b for b in base if b.alt.has]
+    if with_precomp:
+        ax.plot([b.row.intensity for b in with_precomp], [b.alt.tflops for b in with_precomp], ls="none",
+                marker="_", ms=12, mew=2, color=PRECOMP_COLOUR, label=with_precomp[0].alt.name)
+    if base:
+        ax.plot([b.row.intensity for b in base], [b.main.tflops for b in base], ls="none", marker="_", ms=12, mew=2,
+                color=FASTEST_COLOUR, label=most_common([b.main.family for b in base]))
+    charts.finish_roofline(ax, lo, hi, f"Convolution roofline, FP32 FMA: every step at every measured layer\n"
+                                       f"{charts.suffix(rows[0])}")
+    # The conv points may span less than a decade, where log axes label their minor ticks: plainly too.
+    charts.minor_labels(ax.yaxis, (1, 0.5))
+    charts.save(fig, path)
+
+
+# ----------------------------------------------------------------------------------------------
+# README blocks and the outputs of one precision
+
+def readme_block(latest: dict, bases: dict[str, Baselines], prec: str, images: list[Path], out: Outputs) -> str:
+    if prec == TF32:
+        base = Baselines(list(latest.values()))
+        names = ((f"{base.alt.name} (\"precomp\") and " if base.alt.name else "")
+                 + f"{base.main.family} (\"fastest\", the algorithm named per layer)")
+        return "\n".join([
+            preamble(newest_first(latest.values())[0], latest.values(),
+                     f"the convolution layers in **TF32** on the tensor cores (FP32 tensors, the implicit GEMM's "
+                     f"factors rounded to TF32, sums in FP32), NCHW input, KCRS filter, NKPQ output. Each step is timed "
+                     f"in its own process against cuDNN with TF32 allowed (its default math: the tensor cores where "
+                     f"cuDNN picks them): {names}; the baselines' columns are their medians over the steps' processes. "
+                     f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs. These rows are in no FP32 table "
+                     f"or chart above. {out.generated()}"),
+            "",
+            layer_table(latest, bases, TF32),
+            "",
+            *out.image_links(images),
+        ])
+    head = headline_rows(latest)
+    fused = fused_table(latest)
+    fused_rows = [r for r in latest.values() if is_fused_epilogue(r)]
+    fused_block = [
+        "**Fused epilogue (bias + ReLU).** y = max(conv + bias[k], 0) in the store of step "
+        f"{', '.join(sorted({r.chapter[:2] for r in fused_rows}))}, against the step it extends run as a plain "
+        f"convolution (that step's own row), the unfused pipeline (the convolution, then a separate bias/ReLU kernel) and "
+        f"{most_common([r.baseline for r in fused_rows])}, all timed in the step's process; the last columns: "
+        "the time the epilogue adds, and the library's fused time over the step's:",
+        "",
+        fused,
+        "",
+    ] if fused else []
+    return "\n".join([
+        preamble(head[0], latest.values(),
+                 f"convolution layer `{HEADLINE}` (implicit GEMM {fmt.dims(head[0])}), FP32, NCHW input, KCRS filter, "
+                 f"NKPQ output. Each time is the median of event-timed runs with L2 flushed before each run. Both cuDNN "
+                 f"baselines use FMA math (no tensor cores) and are timed in the same process as each step: "
+                 f"IMPLICIT_PRECOMP_GEMM (\"precomp\", the same method as the steps) and the fastest of the algorithms "
+                 f"cuDNN's search returns for the layer, each timed the same way (\"fastest\", named in parentheses). "
+                 f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs for every algorithm. The baselines' "
+                 f"own rows give the median over the convolution steps' processes. The fused-epilogue step "
+                 f"{EPILOGUE_NOTE} also adds a bias and applies ReLU; it is compared with cuDNN's fused conv+bias+ReLU "
+                 f"and with the unfused pipeline instead, and its TFLOP/s counts the convolution's FLOPs only. "
+                 f"{out.generated()}"),
+        "",
+        headline_table(head, bases[HEADLINE]),
+        "",
+        f"Per layer, TFLOP/s (steps {LAYER_STEPS_FROM} on; the last column: the best convolution step's time "
+        f"against cuDNN fastest in its own process):",
+        "",
+        layer_table(latest, bases, FP32),
+        "",
+        *fused_block,
+        *out.image_links(images),
+    ])
+
+
+def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
+    """The charts and tables of the convolution rows in one precision (FP32 or TF32); their README
+    block and their chapters' blocks go to out. Returns the charts written."""
+    latest = results.latest(rows)
+    head = headline_rows(latest)
+    if prec == FP32 and not head:
+        raise CsvError(f"{out.csv_name}: no convolution rows at the headline layer {HEADLINE}")
+    bases = conv_baselines(latest)
+    if prec == FP32:
+        images = out.pngs(SECTIONS[prec], "speedup", "layers", "roofline")
+        speedup_chart(head, bases[HEADLINE], images[0])
+        layers_chart(latest, bases, images[1], prec)
+        roofline_chart(latest, bases, images[2])
+        print(headline_table(head, bases[HEADLINE]))
+        print()
+    else:
+        images = out.pngs(SECTIONS[prec], "layers")
+        layers_chart(latest, bases, images[0], prec)
+        print("TF32 (tensor cores):")
+    print(layer_table(latest, bases, prec))
+    if prec == FP32 and fused_table(latest):
+        print()
+        print(fused_table(latest))
+    if out.readme:
+        out.block(SECTIONS[prec], readme_block(latest, bases, prec, images, out))
+    order = results.problem_order(latest.values())
+    for name in results.step_order(latest.values()) if prec == FP32 else layer_steps(latest, prec):
+        mine = [r for r in latest.values() if r.chapter == name]
+        out.chapter(mine, chapter_table(mine, order, prec))
+    return images
+
+
+# ----------------------------------------------------------------------------------------------
+# bench.py: the headline layer, then every other layer of the binary's table (runs_every_layer)
+
+def conv_layers(binary: str) -> list[dict]:
+    """The layer table a conv binary prints with `--layer list`: a header line, then one line per
+    layer, `name N C H W K R S pad stride`, whitespace-separated."""
+    p = subprocess.run([binary, "--layer", "list"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"error: {binary} --layer list failed ({p.returncode}): {p.stderr.strip()}")
+    lines = [line for line in p.stdout.splitlines() if line.strip()]
+    keys = ("n", "c", "h", "w", "k", "r", "s", "pad", "stride")
+    layers = []
+    for line in lines[1:]:
+        tok = line.split()
+        try:
+            if len(tok) < 1 + len(keys):
+                raise ValueError(line)
+            layers.append({"name": tok[0], **{key: int(v) for key, v in zip(keys, tok[1:])}})
+        except ValueError:
+            raise SystemExit(f"error: {binary} --layer list: cannot read the line {line!r} "
+                             f"(expected: name {' '.join(k.upper() for k in keys)})") from None
+    if not any(layer["name"] == HEADLINE for layer in layers):
+        raise SystemExit(f"error: {binary} --layer list has no headline layer {HEADLINE}")
+    return layers
+
+
+def conv_flops(layer: dict) -> float:
+    """2*N*K*P*Q*C*R*S: what a layer costs, to predict its run time from the headline's."""
+    p = (layer["h"] + 2 * layer["pad"] - layer["r"]) // layer["stride"] + 1
+    q = (layer["w"] + 2 * layer["pad"] - layer["s"]) // layer["stride"] + 1
+    return 2.0 * layer["n"] * layer["k"] * p * q * layer["c"] * layer["r"] * layer["s"]
+
+
+def run(runner: Runner, step: dict, layer: str, extra: list[str]) -> dict | None:
+    tag = f"{step['name']:<30} {layer:<16}"
+    row, secs = runner.run(step, layer, tag, ["--layer", layer], extra)
+    if row is None:
+        return None
+    alt = vs_alt(row)
+    alt_name = row.get("alt_baseline") or "precomp"
+    if "IMPLICIT_PRECOMP_GEMM" in alt_name and row_precision(step, row) == TF32:
+        alt_name = "TF32 precomp"  # a tensor-core step's: cuDNN's precomp, TF32 allowed
+    elif alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
+        alt_name = "precomp"  # the plain steps' second baseline; chapter 20's is the unfused pipeline
+    of_alt = f"{100 * alt:6.1f}% of {alt_name}  " if alt is not None else ""
+    print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {of_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
+          f"of {row['baseline']}  median {fmt.ms(float(row['time_ms_median']))} ms  verified: {row['verified']}  "
+          f"({secs:.0f} s)")
+    return row
+
+
+def bench(runner: Runner, step: dict) -> None:
+    if "layers" not in runner.shared:  # the layer table, read from the first conv binary
+        runner.shared["layers"] = conv_layers(step["binary"])
+    layers = runner.shared["layers"]
+    head = run(runner, step, HEADLINE, [])
+    if runner.args.headline_only or head is None:
+        return
+    if not runs_every_layer(step["name"]) and not runner.args.all_layers:
+        return
+    head_ms = float(head["time_ms_median"])
+    head_flops = next(conv_flops(lay) for lay in layers if lay["name"] == HEADLINE)
+    for layer in layers:
+        if layer["name"] == HEADLINE:
+            continue
+        predicted_s = head_ms * 1e-3 * conv_flops(layer) / head_flops
+        if not runner.too_long(f"{step['name']:<30} {layer['name']:<16}", predicted_s):
+            run(runner, step, layer["name"], runner.sweep_flags())

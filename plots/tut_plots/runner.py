@@ -1,0 +1,118 @@
+"""What bench.py does alike for every family: the manifest, the device, and one run of one step on
+one problem (Runner.run), which the binary verifies, times and appends to the CSV itself.
+
+The families choose the problems and print their own line per run (gemm.bench, conv.bench,
+gcn.bench).
+"""
+from __future__ import annotations
+
+import csv
+import subprocess
+import time
+from pathlib import Path
+
+from .results import precision_of
+
+NO_GPU = 3
+
+
+class StepSkipped(Exception):
+    """A step that does not run on this GPU (built for another architecture): its reason, one line."""
+
+
+def read_manifest(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise SystemExit(f"error: {path} not found: build first (cmake --build), it is written at configure time")
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def device_facts(binary: str) -> dict:
+    p = subprocess.run([binary, "--device-info"], capture_output=True, text=True)
+    if p.returncode == NO_GPU:
+        raise SystemExit(f"error: no CUDA GPU: {p.stderr.strip()}")
+    if p.returncode != 0:
+        raise SystemExit(f"error: {binary} --device-info failed ({p.returncode}): {p.stderr.strip()}")
+    return dict(line.split(": ", 1) for line in p.stdout.splitlines() if ": " in line)
+
+
+def read_rows(csv_path: Path) -> list[dict]:
+    if not csv_path.is_file():
+        return []
+    with csv_path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def step_math(step: dict) -> str:
+    """The math the manifest declares for a step (`math` column: fp32 or tf32; a manifest written
+    before the column existed: fp32), upper-cased as the rows name it."""
+    return (step.get("math") or "fp32").upper()
+
+
+def row_precision(step: dict, row: dict) -> str:
+    """The precision a row compares in, from its baselines' names (results.precision_of)."""
+    return precision_of(row.get("baseline") or "", row.get("alt_baseline") or "", step["part"])
+
+
+def vs_alt(row: dict) -> float | None:
+    """alt_baseline_time_ms / time_ms_median, None without a second baseline."""
+    alt = row.get("alt_baseline_time_ms") or ""
+    return float(alt) / float(row["time_ms_median"]) if alt else None
+
+
+class Runner:
+    """Runs the steps' binaries, each appending its row to csv_path (a planning step's candidates to
+    plans_path), their whole output to the log; gathers the failures. shared: what a family reads
+    once and reuses for its later steps (conv: the layer table)."""
+
+    def __init__(self, csv_path: Path, plans_path: Path, log, log_path: Path, args):
+        self.csv_path, self.plans_path, self.log, self.log_path, self.args = csv_path, plans_path, log, log_path, args
+        self.failures: list[str] = []
+        self.mismatched: set[str] = set()
+        self.shared: dict = {}
+
+    def sweep_flags(self) -> list[str]:
+        """The flags of every run after a step's headline one: fewer timed runs."""
+        return ["--iters", str(self.args.sweep_iters), "--warmup", str(self.args.sweep_warmup)]
+
+    def too_long(self, tag: str, predicted_s: float) -> bool:
+        """Whether a run predicted to take predicted_s is skipped (--max-run-seconds), said in one
+        line after tag (the step and the problem)."""
+        if predicted_s <= self.args.max_run_seconds:
+            return False
+        print(f"  {tag} skipped: one run would take ~{predicted_s:.0f} s (--max-run-seconds {self.args.max_run_seconds:g})")
+        return True
+
+    def run(self, step: dict, problem: str | None, tag: str, flags: list[str], extra: list[str],
+            out: Path | None = None) -> tuple[dict | None, float]:
+        """Runs one step on one problem (None: the binary's default, named in its row); returns its
+        CSV row (None when it appended none) and the seconds taken."""
+        out = out or self.csv_path
+        cmd = [step["binary"], *flags, "--csv", str(out), *extra]
+        self.log.write(f"\n$ {' '.join(cmd)}\n")
+        self.log.flush()
+        before = len(read_rows(out))
+        t0 = time.time()
+        p = subprocess.run(cmd, stdout=self.log, stderr=subprocess.PIPE, text=True)
+        self.log.write(p.stderr)
+        if p.returncode == NO_GPU:
+            # The GPU is still there when the step's own --device-info answers: the step refuses
+            # this GPU (built for another architecture), and says why in its last error line.
+            if subprocess.run([step["binary"], "--device-info"], capture_output=True).returncode == 0:
+                why = (p.stderr.strip().splitlines() or ["it does not run on this GPU"])[-1]
+                raise StepSkipped(why.removeprefix("error: "))
+            raise SystemExit("error: the GPU disappeared during the benchmark")
+        rows = read_rows(out) if p.returncode in (0, 1) else []
+        row = rows[-1] if len(rows) > before else None  # a row this run appended, never an older one
+        if row is None or row["chapter"] != step["name"] or (problem is not None and row["problem"] != problem):
+            self.failures.append(f"{tag} exited {p.returncode} without a result (see {self.log_path})")
+            print(f"  {tag} FAILED: exit {p.returncode}, no result (see {self.log_path})")
+            return None, 0.0
+        if p.returncode == 1:
+            self.failures.append(f"{tag} failed verification")
+        declared_tf32, row_tf32 = step_math(step) == "TF32", row_precision(step, row) == "TF32"
+        if declared_tf32 != row_tf32 and step["name"] not in self.mismatched:  # the manifest and the row disagree
+            self.mismatched.add(step["name"])
+            print(f"  note: {step['name']} is declared MATH {step_math(step).lower()} but its row compares in "
+                  f"{row_precision(step, row)} (baseline {row.get('baseline')!r})")
+        return row, time.time() - t0
