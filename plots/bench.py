@@ -30,9 +30,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tut_plots import FAMILIES, conv  # noqa: E402
+from tut_plots import FAMILIES, gcn  # noqa: E402
 from tut_plots.results import PARTS  # noqa: E402
-from tut_plots.runner import Runner, StepSkipped, device_facts, read_manifest  # noqa: E402
+from tut_plots.runner import Runner, StepSkipped, device_facts, fill_results, read_manifest  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     ap.add_argument("--headline-only", action="store_true",
                     help="skip the sweep (gemm) and the other layers (conv); gcn runs its default problem only anyway")
     ap.add_argument("--all-layers", action="store_true",
-                    help=f"run every layer also for the conv steps before {conv.CONV_LAYERS_FROM} (slow)")
+                    help="run every layer also for the conv steps not tagged all_layers (slow)")
     ap.add_argument("--sweep-iters", type=int, default=10)
     ap.add_argument("--sweep-warmup", type=int, default=2)
     ap.add_argument("--max-run-seconds", type=float, default=5.0,
@@ -66,9 +66,14 @@ def main(argv=None) -> int:
     (args.manifest.parent / "results-csv").write_text(f"{csv_path}\n")  # for `make tutorial`'s plot step
     print(f"bench: {len(steps)} steps on {facts['name']} (CUDA {facts['cuda']}) -> {csv_path}; full output in {log_path}")
 
+    plans_path = args.out_dir / f"{facts['slug']}-plans.csv"
+    # Rows written before the CSV said what each step is get it from this build's step list (the whole
+    # list, every part: a file holds them all), before any binary appends to the file.
+    fill_results([csv_path, plans_path], read_manifest(args.manifest), gcn.TORCH_STEPS)
+
     skipped = []
     with log_path.open("a") as log:
-        runner = Runner(csv_path, args.out_dir / f"{facts['slug']}-plans.csv", log, log_path, args)
+        runner = Runner(csv_path, plans_path, log, log_path, args)
         for step in steps:
             try:
                 FAMILIES[step["part"]].bench(runner, step)

@@ -47,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tut_plots import results  # noqa: E402
+from tut_plots.gcn import TORCH_STEPS  # noqa: E402
 
 REQUIRED = ("x", "w", "b", "indptr", "indices", "values", "ref")
 COPY_BYTES = 256 << 20  # the copy-bandwidth buffer: far larger than any L2
@@ -200,6 +201,7 @@ def make_row(*, gpu: str, cuda: str, chapter: str, step: str, problem: str, shap
         "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "alpha": "1", "beta": "0",
         "iters": str(iters), "clock_mhz": "0", "peak_gflops": "0.0", "peak_gbps": "0.0", "part": "gcn",
         "alt_baseline": "", "alt_baseline_time_ms": "", "copy_gbps": f"{copy_gbps:.1f}" if copy_gbps > 0 else "",
+        **dict(zip(results.STEP_COLUMNS, TORCH_STEPS[chapter])),  # what it is: FP64, the whole layer
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import bench
-from fakes import PREAMBLE
+from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line
 from tut_plots import conv as conv_plots, gemm, runner
 
 
@@ -21,15 +21,16 @@ def fake_binary(tmp_path: Path, body: str) -> str:
 
 def write_manifest(tmp_path: Path, binary: str) -> Path:
     m = tmp_path / "chapters.tsv"
-    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\n"
-                 f"chapter\tgemm\t01_naive_gemm\tnaive\t{binary}\t/src/01\n")
+    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\tmath\top\ttags\n"
+                 f"chapter\tgemm\t01_naive_gemm\tnaive\t{binary}\t/src/01\tfp32\tgemm\t\n")
     return m
 
 
 def test_manifest_is_read(tmp_path):
     m = write_manifest(tmp_path, "/bin/true")
     assert runner.read_manifest(m) == [{"kind": "chapter", "part": "gemm", "name": "01_naive_gemm", "title": "naive",
-                                       "binary": "/bin/true", "source": "/src/01"}]
+                                       "binary": "/bin/true", "source": "/src/01", "math": "fp32", "op": "gemm",
+                                       "tags": ""}]
 
 
 def test_missing_manifest_says_build_first(tmp_path):
@@ -95,7 +96,7 @@ if opt.get("--layer") == "list":
 problem = opt.get("--layer") or "x".join(opt[f] for f in ("--m", "--n", "--k"))
 problem = {{"r50_conv1": {wrong_problem!r} or problem}}.get(problem, problem)
 header = ["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "baseline",
-          "alt_baseline", "alt_baseline_time_ms"]
+          "alt_baseline", "alt_baseline_time_ms", "math", "op"]
 if "--layer" not in opt:
     names = ("cuBLAS FP32 (no TF32)", "")
 elif "{name}".startswith("20_"):  # the fused epilogue: other baselines, as the harness names them
@@ -109,7 +110,8 @@ with open(path, "a", newline="") as f:
     if new:
         w.writerow(header)
     conv = "--layer" in opt
-    w.writerow(["{name}", problem, "1000", "0.5", "2.0", "{verified}", names[0], names[1], "3.0" if conv else ""])
+    op = ("conv_bias_relu" if "{name}".startswith("20_") else "conv") if conv else "gemm"
+    w.writerow(["{name}", problem, "1000", "0.5", "2.0", "{verified}", names[0], names[1], "3.0" if conv else "", "fp32", op])
 sys.exit({exit_code})
 '''
 
@@ -126,8 +128,7 @@ def fake_step(tmp_path: Path, name: str, exit_code: int = 0, wrong_problem: str 
 def parts_manifest(tmp_path: Path, steps: list[tuple[str, str, str]]) -> Path:
     """steps: (part, name, binary); the manifest lists them in this order."""
     m = tmp_path / "chapters.tsv"
-    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\n"
-                 + "".join(f"chapter\t{part}\t{name}\tt\t{binary}\t/src\n" for part, name, binary in steps))
+    m.write_text(MANIFEST_HEADER + "".join(manifest_line("chapter", part, name, binary) for part, name, binary in steps))
     return m
 
 

@@ -1,6 +1,7 @@
 """Part III (GCN inference, FP64): the copy_gbps column and the gcn rows (results.py, gcn.py), the gcn
 steps of bench.py (against fake binaries), plot.py's gcn charts and tables on the committed sample (fake
 numbers for the tests only), and the pieces of torch_gcn.py that need neither PyTorch nor a GPU."""
+from fakes import DECLARED, MANIFEST_HEADER, manifest_line
 import csv
 import importlib.util
 import re
@@ -52,7 +53,8 @@ def test_header_is_the_binaries_header():
     body = src[src.index("result_columns()"):]
     body = body[: body.index("};")]
     assert tuple(re.findall(r'"(\w+)"', body)) == results.HEADER
-    assert results.HEADER[-2] == results.COPY_COLUMN and set(results.COLUMNS) <= set(results.HEADER)
+    assert results.HEADER[-5:] == (results.COPY_COLUMN, results.CONFIG_COLUMN, *results.STEP_COLUMNS)
+    assert set(results.COLUMNS) <= set(results.HEADER)
 
 
 def test_gcn_sample_loads():
@@ -100,23 +102,35 @@ def test_malformed_copy_gbps(tmp_path, value, message):
     assert message in str(e.value) and str(bad) in str(e.value)
 
 
+def old_copy(src: Path, dst: Path, last: str) -> Path:
+    """src with every column after `last` dropped: a file as an older harness wrote it."""
+    with src.open(newline="") as f:
+        recs = list(csv.reader(f))
+    keep = recs[0].index(last) + 1
+    with dst.open("w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(r[:keep] for r in recs if r)
+    return dst
+
+
 def test_copy_gbps_without_the_part_columns_is_refused(tmp_path):
-    lines = OLD_SAMPLE.read_text().splitlines()
+    lines = old_copy(OLD_SAMPLE, tmp_path / "old.csv", "peak_gbps").read_text().splitlines()
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join([lines[0] + ",copy_gbps"] + [line + "," for line in lines[1:]]) + "\n")
     with pytest.raises(results.CsvError, match="1: has column copy_gbps but not part, alt_baseline"):
         results.load(bad)
 
 
-def test_gcn_kinds_come_from_the_chapter_number():
-    kinds = {name: gcn_plots.gcn_kind(name) for name in (
-        "22_skinny_gemm_naive", "25_skinny_gemm_coalesced", "26_spmm_row_per_thread", "27_spmm_warp_per_row",
-        "28_log_softmax", "29_fused_gcn_layer", "torch_layer", "pyg_gcnconv", "30_something_new", "cublas_sgemm")}
-    assert kinds == {
-        "22_skinny_gemm_naive": "skinny GEMM", "25_skinny_gemm_coalesced": "skinny GEMM", "26_spmm_row_per_thread": "SpMM",
-        "27_spmm_warp_per_row": "SpMM", "28_log_softmax": "LogSoftmax", "29_fused_gcn_layer": "layer",
-        "torch_layer": "layer", "pyg_gcnconv": "layer", "30_something_new": "other", "cublas_sgemm": None}
+def test_gcn_kinds_come_from_the_declared_op():
+    rows = {r.chapter: r for r in results.load(GCN_SAMPLE)}
+    kinds = {name: gcn_plots.kind_of(r) for name, r in rows.items() if r.part == "gcn"}
+    assert kinds["22_skinny_gemm_naive"] == "skinny GEMM" and kinds["26_spmm_row_per_thread"] == "SpMM"
+    assert kinds["28_log_softmax"] == "LogSoftmax" and kinds["29_fused_gcn_layer"] == "layer"
+    # The op decides, never the number: a renumbered SpMM step is still SpMM; an unknown op is "other".
+    spmm = rows["26_spmm_row_per_thread"]
+    assert gcn_plots.kind_of(results.Row({**spmm.fields, "chapter": "41_new_spmm"})) == "SpMM"
+    assert gcn_plots.kind_of(results.Row({**spmm.fields, "op": "something_new"})) == "other"
     assert gcn_plots.gcn_kind_order() == ["skinny GEMM", "SpMM", "LogSoftmax", "layer", "other"]
+    assert all(op == "layer" for _, op, _ in gcn_plots.TORCH_STEPS.values())
 
 
 def test_gcn_headline():
@@ -167,13 +181,17 @@ def test_append_row_new_file_and_reread(tmp_path):
         results.append_row(path, {"speed": "1"})
 
 
-@pytest.mark.parametrize("sample, parts", [(PARTS_SAMPLE, {"gemm", "conv"}), (OLD_SAMPLE, {"gemm"})])
-def test_append_row_migrates_an_older_header(tmp_path, capsys, sample, parts):
-    path = tmp_path / "old.csv"
-    path.write_bytes(sample.read_bytes())
+@pytest.mark.parametrize("sample, last, parts", [(PARTS_SAMPLE, "alt_baseline_time_ms", {"gemm", "conv"}),
+                                                 (OLD_SAMPLE, "peak_gbps", {"gemm"})])
+def test_append_row_migrates_an_older_header(tmp_path, capsys, sample, last, parts):
+    path = old_copy(sample, tmp_path / "old.csv", last)
     before = results.load(sample)
     results.append_row(path, torch_fields())
     assert "migrated to the current header" in capsys.readouterr().out
+    # The old rows do not say what their steps are: refused until the step list fills them.
+    with pytest.raises(results.CsvError, match="fill_steps.py --manifest"):
+        results.load(path)
+    assert results.fill_steps(path, {name: decl[1:] for name, decl in DECLARED.items()}) == len(before)
     rows = results.load(path)
     assert len(rows) == len(before) + 1 and {r.part for r in rows[:-1]} == parts and rows[-1].part == "gcn"
     assert [r.fields for r in rows[:-1]] == [r.fields for r in before]
@@ -208,7 +226,8 @@ problem = "x".join(opt[f] for f in ("--m", "--n", "--k")) if "--m" in opt else {
 results.append_row(opt["--csv"], dict(chapter="{name}", step="t", problem=problem, m="281903", n="16", k="128",
     time_ms_median="0.2", time_ms_min="0.19", time_ms_max="0.21", gflops="1", gbps="1500.0", baseline="cuBLAS DGEMM",
     baseline_time_ms="0.1", ratio_to_baseline="0.5000", verified="{verified}", timestamp="2026-02-01T00:00:00Z",
-    part="gcn", copy_gbps="3000.0", gpu="Fake GPU", cuda="13.0", pct_of_peak="0", peak_gflops="0", peak_gbps="0"))
+    part="gcn", copy_gbps="3000.0", gpu="Fake GPU", cuda="13.0", pct_of_peak="0", peak_gflops="0", peak_gbps="0",
+    math="fp64", op="xw"))
 sys.exit({exit_code})
 '''
 
@@ -224,8 +243,7 @@ def fake_gcn(tmp_path: Path, name: str, exit_code: int = 0, problem: str = HEAD)
 
 def gcn_manifest(tmp_path: Path, steps) -> Path:
     m = tmp_path / "chapters.tsv"
-    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\n"
-                 + "".join(f"chapter\t{part}\t{name}\tt\t{binary}\t/src\n" for part, name, binary in steps))
+    m.write_text(MANIFEST_HEADER + "".join(manifest_line("chapter", part, name, binary) for part, name, binary in steps))
     return m
 
 
@@ -405,7 +423,7 @@ def test_gcn_markers_missing_is_an_error_only_with_gcn_rows(gcn_tree, capsys):
 
 def test_gcn_without_layer_rows_draws_no_layer_chart(gcn_tree, capsys):
     root, readme, csv_path = gcn_tree
-    rewrite(GCN_SAMPLE, csv_path, lambda d: gcn_plots.gcn_kind(d["chapter"]) != "layer")
+    rewrite(GCN_SAMPLE, csv_path, lambda d: d["op"] != "layer")
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 0
     assert not (root / "plots" / "sample-gpu-gcn-layer.png").exists()
     assert "no layer rows (chapter 29 or PyTorch)" in capsys.readouterr().out
@@ -425,7 +443,7 @@ def test_gcn_layer_chart_from_pytorch_rows_alone(gcn_tree):
 
 def test_gcn_pytorch_rows_alone_are_an_error(gcn_tree, capsys):
     root, readme, csv_path = gcn_tree
-    rewrite(GCN_SAMPLE, csv_path, lambda d: d["part"] != "gcn" or gcn_plots.gcn_kind(d["chapter"]) == "layer"
+    rewrite(GCN_SAMPLE, csv_path, lambda d: d["part"] != "gcn" or d["op"] == "layer"
             and not results.is_chapter(d["chapter"]))
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 1
     assert "no Part III chapter rows" in capsys.readouterr().err
@@ -467,7 +485,7 @@ def test_the_ms_format_keeps_four_digits():
 
 def test_rows_written_by_torch_gcn_are_plotted(gcn_tree):
     root, readme, csv_path = gcn_tree
-    rewrite(GCN_SAMPLE, csv_path, lambda d: not gcn_plots.gcn_kind(d["chapter"]) or results.is_chapter(d["chapter"]))
+    rewrite(GCN_SAMPLE, csv_path, lambda d: d["part"] != "gcn" or results.is_chapter(d["chapter"]))
     results.append_row(csv_path, torch_fields())
     results.append_row(csv_path, torch_fields("pyg_gcnconv", ms=(2.0,), max_abs=1.0))
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 0

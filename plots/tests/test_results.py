@@ -41,7 +41,7 @@ def set_field(line: str, index: int, value: str) -> str:
     (lambda lines: lines[:2] + [set_field(lines[2], 8, "fast")] + lines[3:], ":3: column 'time_ms_median' is not a number: 'fast'"),
     (lambda lines: lines[:2] + [set_field(lines[2], 5, "1.5")] + lines[3:], ":3: column 'm' is not an integer: '1.5'"),
     (lambda lines: lines[:2] + [set_field(lines[2], 8, "0")] + lines[3:], ":3: column 'time_ms_median' must be > 0"),
-    (lambda lines: lines[:2] + [lines[2] + ",extra"] + lines[3:], ":3: 27 fields, the header has 26"),
+    (lambda lines: lines[:2] + [lines[2] + ",extra"] + lines[3:], ":3: 35 fields, the header has 34"),
     (lambda lines: lines[:1], "no result rows"),
     (lambda lines: [], "empty file"),
 ])
@@ -99,9 +99,12 @@ def test_baseline_family_and_precision():
     assert results.baseline_family("cuDNN fastest FMA (WINOGRAD_NONFUSED)") == ("cuDNN fastest FMA", "WINOGRAD_NONFUSED")
     assert results.baseline_family("im2col + cuBLAS") == ("im2col + cuBLAS", "")
     rows = results.load(PARTS_SAMPLE)
-    assert {results.precision(r) for r in rows} == {"FP32"}  # "cuBLAS FP32 (no TF32)" and cuDNN FMA
-    tf32 = results.Row({**rows[-1].fields, "baseline": "cuDNN fastest (TF32 allowed)"})
+    assert {results.precision(r) for r in rows} == {"FP32"}  # every step declared MATH fp32
+    tf32 = results.Row({**rows[-1].fields, "math": "tf32"})
     assert results.precision(tf32) == "TF32"
+    # The declaration decides, never a baseline's name.
+    named = results.Row({**rows[-1].fields, "baseline": "cuDNN fastest (TF32 allowed)"})
+    assert results.precision(named) == "FP32"
 
 
 def test_median():
@@ -144,19 +147,20 @@ def test_malformed_part_columns(tmp_path, mutate, message):
 
 # ---- Chapter 20, the fused epilogue: its rows carry other baselines --------------------------------
 
-def test_fused_epilogue_rows_are_told_by_their_baseline():
+def test_fused_epilogue_rows_are_told_by_their_op():
     conv = results.latest(results.of_part(results.load(PARTS_SAMPLE), "conv"))
     fused = {key for key, r in conv.items() if conv_plots.is_fused_epilogue(r)}
     assert fused == {("20_fused_epilogue", layer) for layer in ("seed_3x3", "r50_conv1", "r50_c2_3x3", "r50_c3_3x3_s2")}
     r = conv[("20_fused_epilogue", "seed_3x3")]
     assert r.baseline == "cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA)"  # quoted in the CSV: it has a comma
-    assert conv_plots.unfused_chapter(r) == "19_implicit_gemm_double_buffer"
+    assert conv_plots.extended_step(r, conv.values()) == "19_implicit_gemm_double_buffer"
     assert r.ratio_to_baseline == pytest.approx(3.9 / 2.6) and r.alt_ratio == pytest.approx(3.25 / 2.6)
     assert r.gflop == pytest.approx(conv[("19_implicit_gemm_double_buffer", "seed_3x3")].gflop)  # the conv's FLOPs
     assert results.precision(r) == "FP32"
-    assert conv_plots.unfused_chapter(conv[("19_implicit_gemm_double_buffer", "seed_3x3")]) is None
     no_cudnn = results.Row({**r.fields, "baseline": "im2col + cuBLAS FP32 + bias/ReLU kernel (no cuDNN in this build)"})
     assert conv_plots.is_fused_epilogue(no_cudnn)
+    plain = results.Row({**r.fields, "op": "conv"})  # whatever its baseline says, OP conv is a plain convolution
+    assert not conv_plots.is_fused_epilogue(plain)
     gemm = results.Row({**r.fields, "part": "gemm"})
     assert not conv_plots.is_fused_epilogue(gemm)
 

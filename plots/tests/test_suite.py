@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import bench
-from fakes import PREAMBLE
+from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line
 import plot
 from markers import CHAPTER_BEGIN, CHAPTER_END, README_BEGIN, README_END
 from tut_plots import gemm, results, runner
@@ -112,10 +112,11 @@ new = not os.path.exists(path)
 with open(path, "a", newline="") as f:
     w = csv.writer(f)
     if new:
-        w.writerow(["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "config"])
+        w.writerow(["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "config",
+                    "math", "op"])
     if "--explain" in args:
-        w.writerow(["{name}", problem, "1000", "0.9", "2.0", "yes", "64x64 split 4"])
-    w.writerow(["{name}", problem, "1000", "1.0", "1.0", "yes", "128x128 split 2" if {plans} else ""])
+        w.writerow(["{name}", problem, "1000", "0.9", "2.0", "yes", "64x64 split 4", "fp32", "gemm"])
+    w.writerow(["{name}", problem, "1000", "1.0", "1.0", "yes", "128x128 split 2" if {plans} else "", "fp32", "gemm"])
 '''
 
 
@@ -136,8 +137,8 @@ def test_suite_runs_from_chapter_09_and_the_baseline_and_explain_into_the_plans_
     m = tmp_path / "chapters.tsv"
     steps = [("baseline", "cublas_sgemm", False), ("chapter", "08_warp_tiling", False),
              ("chapter", "09_double_buffering", False), ("chapter", "10_small_problems", True)]
-    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\n"
-                 + "".join(f"{kind}\tgemm\t{name}\tt\t{fake(tmp_path, name, plans)}\t/src\n" for kind, name, plans in steps))
+    m.write_text(MANIFEST_HEADER + "".join(manifest_line(kind, "gemm", name, fake(tmp_path, name, plans))
+                                           for kind, name, plans in steps))
     assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
     calls = made(tmp_path)
     extra = [gemm.mnk_name(x) for x in gemm.SUITE if x not in gemm.SWEEP and gemm.mnk_name(x) != gemm.HEADLINE]

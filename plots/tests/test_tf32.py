@@ -15,7 +15,7 @@ import pytest
 
 import bench
 import plot
-from fakes import PREAMBLE
+from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line
 from markers import (CHAPTER_BEGIN, CHAPTER_END, CONV_README_BEGIN, CONV_README_END, CONV_TF32_BEGIN, CONV_TF32_END,
                      GEMM_TF32_BEGIN, GEMM_TF32_END, README_BEGIN, README_END)
 from tut_plots import gemm, results
@@ -70,15 +70,11 @@ def run_plot(root, readme, csv_path, *extra):
 
 # ---- results.py: which rows are TF32 --------------------------------------------------------------
 
-@pytest.mark.parametrize("baseline, alt, part, want", [
-    ("cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32)", "cuBLAS FP32 (no TF32)", "gemm", "TF32"),
-    ("cuBLAS FP32 (no TF32)", "", "gemm", "FP32"),
-    ("cuDNN fastest TF32 (IMPLICIT_PRECOMP_GEMM)", "cuDNN IMPLICIT_PRECOMP_GEMM (TF32)", "conv", "TF32"),
-    ("cuDNN fastest (IMPLICIT_GEMM, TF32 math)", "cuDNN TF32 IMPLICIT_PRECOMP_GEMM", "conv", "TF32"),
-    ("cuDNN fastest FMA (FFT_TILING)", "cuDNN IMPLICIT_PRECOMP_GEMM (FMA)", "conv", "FP32"),
-])
-def test_precision_from_the_baseline_names(baseline, alt, part, want):
-    assert results.precision_of(baseline, alt, part) == want
+def test_precision_is_the_declared_math():
+    row = results.load(TF32_SAMPLE)[0]
+    for math, want in (("fp32", "FP32"), ("tf32", "TF32"), ("fp64", "FP64")):
+        assert results.precision(results.Row({**row.fields, "math": math})) == want
+
 
 
 def test_the_sample_is_all_tf32():
@@ -291,8 +287,9 @@ with open(path, "a", newline="") as f:
     w = csv.writer(f)
     if new:
         w.writerow(["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "baseline",
-                    "alt_baseline", "alt_baseline_time_ms"])
-    w.writerow(["{name}", problem, "200000", "0.8", "0.5", "yes", *names])
+                    "alt_baseline", "alt_baseline_time_ms", "math", "op"])
+    w.writerow(["{name}", problem, "200000", "0.8", "0.5", "yes", *names, "tf32" if tf32 else "fp32",
+                "conv" if "--layer" in opt else "gemm"])
 '''
 
 
@@ -305,10 +302,11 @@ def fake(tmp_path: Path, name: str, tf32: bool, refuse: bool = False) -> str:
 
 
 def manifest(tmp_path: Path, steps) -> Path:
-    """steps: (kind, part, name, math, refuses this GPU); the manifest has the `math` column."""
+    """steps: (kind, part, name, math, refuses this GPU), each with its real declaration but `math`
+    and without the tag `planned` (these fakes plan nothing; test_suite.py runs a planning step)."""
     m = tmp_path / "chapters.tsv"
-    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\tmath\n" + "".join(
-        f"{kind}\t{part}\t{name}\tt\t{fake(tmp_path, name, math == 'tf32', refuse)}\t/src\t{math}\n"
+    m.write_text(MANIFEST_HEADER + "".join(
+        manifest_line(kind, part, name, fake(tmp_path, name, math == 'tf32', refuse), math, drop_tags=("planned",))
         for kind, part, name, math, refuse in steps))
     return m
 
@@ -371,11 +369,3 @@ def test_a_step_for_another_architecture_is_skipped_in_one_line(tmp_path, capsys
     assert "FAILURES" not in out
     assert "runs only on compute capability" in (tmp_path / "bench.log").read_text()
 
-
-def test_a_step_whose_rows_contradict_its_math_is_named(tmp_path, capsys):
-    m = manifest(tmp_path, [("chapter", "gemm", "11_tensor_core_mma", "fp32", False)])
-    (tmp_path / "11_tensor_core_mma").write_text(
-        (tmp_path / "11_tensor_core_mma").read_text().replace("tf32 = False", "tf32 = True"))
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm", "--headline-only"]) == 0
-    out = capsys.readouterr().out
-    assert out.count("note: 11_tensor_core_mma is declared MATH fp32 but its row compares in TF32") == 1

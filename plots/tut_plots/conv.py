@@ -16,7 +16,6 @@ mean); each chapter's table, one row per layer.
 """
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -24,16 +23,11 @@ from . import charts, fmt, results
 from .baselines import Baselines, most_common, newest_first
 from .markdown import Outputs, preamble
 from .results import CsvError, Row, geomean, is_chapter
-from .runner import Runner, row_precision, vs_alt
+from .runner import Runner, has_tag, row_precision, vs_alt
 
 HEADLINE = "seed_3x3"  # the headline layer
 FP32, TF32 = "FP32", "TF32"
 SECTIONS = {FP32: "conv", TF32: "conv-tf32"}  # the precisions with outputs of their own
-LAYER_STEPS_FROM = 17  # the FP32 per-layer chart and table show the tiled steps, 17 onwards (layer_steps)
-# Convolution steps before this one run the headline layer only (unless --all-layers): the direct
-# loop and im2col take seconds per layer and add nothing to the per-layer chart (runs_every_layer).
-CONV_LAYERS_FROM = 15
-CONV_FASTEST = "cuDNN fastest FMA"  # the plain convolution's fastest-algorithm baseline
 PRECOMP_COLOUR, FASTEST_COLOUR = "#7f7f7f", "#3a3a3a"
 # A convolution step's bar; the fused-epilogue step's, hatched: it does more work than the others.
 FUSED_COLOUR, FUSED_HATCH = "#8172B3", "//"
@@ -44,38 +38,45 @@ EPILOGUE_NOTE = "(+ bias, ReLU)"
 # Which rows and steps are which
 
 def is_fused_epilogue(r: Row) -> bool:
-    """A convolution row whose step also applies bias and ReLU, compared against fused and unfused
-    conv + bias + ReLU: its baseline names the ReLU, a plain convolution's never does."""
-    return r.part == "conv" and "relu" in r.baseline.lower()
+    """A convolution row whose step also applies bias and ReLU (OP conv_bias_relu), compared against
+    fused and unfused conv + bias + ReLU."""
+    return r.part == "conv" and r.op == "conv_bias_relu"
 
 
 def conv_baseline_rows(rows) -> list[Row]:
-    """The rows whose baselines are the plain convolution's cuDNN baselines: those whose baseline is
-    "cuDNN fastest FMA (...)"; where there is none (a build without cuDNN), the rows of the plain
-    convolution steps. Never a fused-epilogue row: its baselines compute conv + bias + ReLU."""
-    rows = list(rows)
-    fastest = [r for r in rows if r.baseline.startswith(CONV_FASTEST)]
-    return fastest or [r for r in rows if not is_fused_epilogue(r)]
+    """The rows whose baselines are the plain convolution's (cuDNN's fastest algorithm and its
+    IMPLICIT_PRECOMP_GEMM, or im2col + cuBLAS without cuDNN): the plain convolution steps' (OP conv).
+    Never a fused-epilogue row: its baselines compute conv + bias + ReLU."""
+    return [r for r in rows if r.op == "conv"]
 
 
-def unfused_chapter(r: Row) -> str | None:
-    """The chapter a fused-epilogue row's unfused pipeline runs ("19_implicit_gemm_double_buffer +
-    bias/ReLU kernel" -> "19_implicit_gemm_double_buffer"), None when its alt names none."""
-    m = re.match(r"^(\d\d_\w+)", r.alt_baseline)
-    return m.group(1) if m else None
+def extended_step(r: Row, rows) -> str | None:
+    """The convolution step a fused-epilogue row's step extends, whose kernel its unfused pipeline
+    runs: the nearest plain convolution step (OP conv, the same part and math) before it in reading
+    order among `rows`; None when there is none."""
+    plain = sorted({x.chapter for x in rows if x.is_chapter and x.part == r.part and x.math == r.math
+                    and x.op == "conv" and x.chapter < r.chapter})
+    return plain[-1] if plain else None
 
 
 def layer_steps(latest: dict, prec: str = FP32) -> list[str]:
-    """The steps the per-layer chart and table show: in FP32 the chapters from LAYER_STEPS_FROM on;
-    in TF32 every chapter (there is no slow early step to leave out)."""
-    return [c for c in results.step_order(latest.values())
-            if is_chapter(c) and (prec != FP32 or int(c[:2]) >= LAYER_STEPS_FROM)]
+    """The steps the per-layer chart and table show: in FP32 the chapters declared with the tag
+    layer_chart (the tiled steps; the slow first ones would flatten the chart); in TF32 every
+    chapter (there is no slow early step to leave out)."""
+    order = results.step_order(latest.values())
+    charted = {r.chapter for r in latest.values() if r.has_tag("layer_chart")}
+    return [c for c in order if is_chapter(c) and (prec != FP32 or c in charted)]
 
 
-def runs_every_layer(name: str) -> bool:
-    """Whether bench.py runs a step on every layer (else the headline layer only, unless
-    --all-layers): the library baselines and the chapters from CONV_LAYERS_FROM on."""
-    return not is_chapter(name) or int(name[:2]) >= CONV_LAYERS_FROM
+def first_number(steps: list[str]) -> str:
+    """'17' for ['17_implicit_gemm_warp_tiles', ...]: the first charted step's number, for titles."""
+    return steps[0][:2] if steps else "–"
+
+
+def runs_every_layer(step: dict) -> bool:
+    """Whether bench.py runs a manifest step on every layer (else the headline layer only, unless
+    --all-layers): its tags say `all_layers`."""
+    return has_tag(step, "all_layers")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -90,9 +91,10 @@ def fused_short(r: Row) -> str:
     return "cuDNN fused" if r.baseline.startswith("cuDNN fused") else results.baseline_family(r.baseline)[0]
 
 
-def unfused_short(r: Row) -> str:
-    """A fused-epilogue row's unfused pipeline, short: '19 + separate kernel' (else its name)."""
-    ch = unfused_chapter(r)
+def unfused_short(r: Row, rows) -> str:
+    """A fused-epilogue row's unfused pipeline, short: '19 + separate kernel' (19: the step it extends,
+    extended_step; else the pipeline's own name)."""
+    ch = extended_step(r, rows)
     return f"{ch[:2]} + separate kernel" if ch else r.alt_baseline
 
 
@@ -135,7 +137,7 @@ def headline_table(rows: list[Row], base: Baselines) -> str:
         vs_prev = fmt.num(prev.time_ms_median / r.time_ms_median) if prev else "–"
         prev = r
         if is_fused_epilogue(r):
-            vs_alt = f"{fmt.pct(r.alt_ratio)} of {unfused_short(r)}" if r.alt_baseline else "–"
+            vs_alt = f"{fmt.pct(r.alt_ratio)} of {unfused_short(r, rows)}" if r.alt_baseline else "–"
             vs_base = f"{fmt.pct(r.ratio_to_baseline)} of {fused_short(r)}"
         else:
             vs_alt, vs_base = fmt.pct(r.alt_ratio), fmt.pct(r.ratio_to_baseline)
@@ -243,14 +245,14 @@ def fused_table(latest: dict) -> str:
     tables = []
     for name in results.step_order(fused):
         mine = sorted((r for r in fused if r.chapter == name), key=lambda r: order.index(r.problem))
-        prev = unfused_chapter(mine[0]) or ""
+        prev = extended_step(mine[0], latest.values()) or ""
         nn, pp = name[:2], prev[:2] or "previous"
         short = fused_short(mine[0])
         lines = [f"| layer | step {nn} (ms) | step {pp}, conv only (ms) | {pp} + separate kernel (ms) | {short} (ms) "
                  f"| {nn} over {pp} | {short} / {nn} |",
                  "|---|---:|---:|---:|---:|---:|---:|"]
         for r in mine:
-            plain = latest.get((unfused_chapter(r) or "", r.problem))
+            plain = latest.get((prev, r.problem))
             over = f"{100 * (r.time_ms_median / plain.time_ms_median - 1):+.1f}%" if plain else "–"
             lines.append(f"| {r.problem} | {fmt.ms(r.time_ms_median)} | {fmt.ms(plain.time_ms_median) if plain else '–'} "
                          f"| {fmt.ms(r.alt_baseline_time_ms)} | {fmt.ms(r.baseline_time_ms)} | {over} "
@@ -275,7 +277,7 @@ def speedup_chart(rows: list[Row], base: Baselines, path: Path) -> None:
     def note(r: Row) -> str:
         speedup = f"{first.time_ms_median / r.time_ms_median:.1f}× step {first.chapter[:2]}"
         if is_fused_epilogue(r):
-            alt = f"\n{fmt.pct(r.alt_ratio)} of\n{unfused_short(r)}" if r.alt_baseline else ""  # two lines: narrow
+            alt = f"\n{fmt.pct(r.alt_ratio)} of\n{unfused_short(r, rows)}" if r.alt_baseline else ""  # two lines: narrow
             return f"{speedup}\n{fmt.pct(r.ratio_to_baseline)} of {fused_short(r)}{alt}"
         return f"{speedup}\n{fmt.pct(r.alt_ratio)} of precomp\n{fmt.pct(r.ratio_to_baseline)} of fastest"
 
@@ -345,7 +347,7 @@ def layers_chart(latest: dict, bases: dict[str, Baselines], path: Path, prec: st
     ax.set_ylim(0, top * 1.5)  # room for the algorithm names
     ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
     ax.set_xlabel("layer, and its implicit GEMM M×N×K = K × N·P·Q × C·R·S", fontsize=8)
-    title = (f"Convolution per layer, FP32 FMA: steps {LAYER_STEPS_FROM} on and both cuDNN baselines "
+    title = (f"Convolution per layer, FP32 FMA: steps {first_number(steps)} on and both cuDNN baselines "
              f"(their median over the convolution steps' processes)" if prec == FP32 else
              "Convolution per layer in TF32 on the tensor cores: the TF32 steps and both cuDNN\n"
              "baselines with TF32 allowed (their median over the steps' processes)")
@@ -430,7 +432,7 @@ def readme_block(latest: dict, bases: dict[str, Baselines], prec: str, images: l
         "",
         headline_table(head, bases[HEADLINE]),
         "",
-        f"Per layer, TFLOP/s (steps {LAYER_STEPS_FROM} on; the last column: the best convolution step's time "
+        f"Per layer, TFLOP/s (steps {first_number(layer_steps(latest, FP32))} on; the last column: the best convolution step's time "
         f"against cuDNN fastest in its own process):",
         "",
         layer_table(latest, bases, FP32),
@@ -512,7 +514,7 @@ def run(runner: Runner, step: dict, layer: str, extra: list[str]) -> dict | None
         return None
     alt = vs_alt(row)
     alt_name = row.get("alt_baseline") or "precomp"
-    if "IMPLICIT_PRECOMP_GEMM" in alt_name and row_precision(step, row) == TF32:
+    if "IMPLICIT_PRECOMP_GEMM" in alt_name and row_precision(row) == TF32:
         alt_name = "TF32 precomp"  # a tensor-core step's: cuDNN's precomp, TF32 allowed
     elif alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
         alt_name = "precomp"  # the plain steps' second baseline; chapter 20's is the unfused pipeline
@@ -530,7 +532,7 @@ def bench(runner: Runner, step: dict) -> None:
     head = run(runner, step, HEADLINE, [])
     if runner.args.headline_only or head is None:
         return
-    if not runs_every_layer(step["name"]) and not runner.args.all_layers:
+    if not runs_every_layer(step) and not runner.args.all_layers:
         return
     head_ms = float(head["time_ms_median"])
     head_flops = next(conv_flops(lay) for lay in layers if lay["name"] == HEADLINE)

@@ -3,7 +3,7 @@
 Every step is bandwidth-bound: its row's gbps is the step's minimum bytes
 (common/include/tut/gcn/reference.hpp) over its median time, compared with the device-to-device
 copy bandwidth each binary measures in its own process (copy_gbps). Each chapter computes one piece
-of the layer, its kind (gcn_kind), and is timed against that piece's library baseline in the same
+of the layer, its kind (kind_of: its op), and is timed against that piece's library baseline in the same
 process: cuBLAS DGEMM (skinny GEMM), cuSPARSE's fastest CSR algorithm (SpMM; alt: its default),
 cuDNN's log softmax or a plain kernel without cuDNN (LogSoftmax), the library pipeline (the layer).
 The rows plots/torch_gcn.py appends (PyTorch's layer, chapter "torch_layer"; PyTorch Geometric's
@@ -27,10 +27,14 @@ from .runner import Runner
 # common/include/tut/gcn/graph.hpp names it. The tables and charts prefer it (gcn_headline).
 HEADLINE = "rmat_281903_2312497_s1"
 SECTIONS = {"FP64": "gcn"}  # the precision with outputs of its own
-# (kind, first chapter, last chapter): the one place that says which chapters compute which piece.
-GCN_KINDS = (("skinny GEMM", 22, 25), ("SpMM", 26, 27), ("LogSoftmax", 28, 28), ("layer", 29, 29))
-GCN_OTHER = "other"  # a gcn chapter outside the ranges above
-TORCH_CHAPTERS = ("torch_layer", "pyg_gcnconv")
+# The piece of the layer each OP computes (chapters/CMakeLists.txt declares a step's OP; its rows
+# carry it), in the order the tables list them.
+OP_KINDS = {"xw": "skinny GEMM", "spmm": "SpMM", "log_softmax": "LogSoftmax", "layer": "layer"}
+GCN_OTHER = "other"  # a row whose op names no piece
+# The rows plots/torch_gcn.py appends (PyTorch's layer and PyTorch Geometric's GCNConv), which are in
+# no step list: what they are, for results.fill_steps.
+TORCH_STEPS = {"torch_layer": ("fp64", "layer", ""), "pyg_gcnconv": ("fp64", "layer", "")}
+TORCH_CHAPTERS = tuple(TORCH_STEPS)
 KIND_COLOURS = {"skinny GEMM": "#4C72B0", "SpMM": "#55A868", "LogSoftmax": "#C44E52", "layer": "#8172B3",
                 GCN_OTHER: "#937860"}
 LIBRARY_COLOUR, ALT_LIBRARY_COLOUR = "#7f7f7f", "#b5b5b5"
@@ -40,23 +44,14 @@ FLOOR_COLOUR, TORCH_COLOUR = "#2ca02c", "#DD8452"
 # ----------------------------------------------------------------------------------------------
 # Which rows are which
 
-def gcn_kind(chapter: str) -> str | None:
-    """'27_spmm_warp_per_row' -> 'SpMM'; a PyTorch row -> 'layer' (it computes the whole layer);
-    another chapter number -> 'other'; a name that is no chapter -> None."""
-    if chapter in TORCH_CHAPTERS:
-        return "layer"
-    if not is_chapter(chapter):
-        return None
-    n = int(chapter[:2])
-    return next((kind for kind, lo, hi in GCN_KINDS if lo <= n <= hi), GCN_OTHER)
-
-
 def gcn_kind_order() -> list[str]:
-    return [kind for kind, _, _ in GCN_KINDS] + [GCN_OTHER]
+    return [*OP_KINDS.values(), GCN_OTHER]
 
 
 def kind_of(r: Row) -> str:
-    return gcn_kind(r.chapter) or GCN_OTHER
+    """The piece of the layer a row's step computes, from its op: 'spmm' -> 'SpMM'; PyTorch's rows
+    compute the whole layer ('layer')."""
+    return OP_KINDS.get(r.op, GCN_OTHER)
 
 
 def is_torch(r: Row) -> bool:

@@ -14,7 +14,6 @@ over the sweep and the suite, with the table of its candidate plans where it pla
 """
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,18 +21,18 @@ from . import charts, fmt, results
 from .baselines import Baselines
 from .markdown import Outputs, preamble, row as md_row
 from .results import CsvError, Row, geomean, is_chapter, step_order
-from .runner import Runner, row_precision, vs_alt
+from .runner import Runner, has_tag, row_precision, vs_alt
 
 HEADLINE_MNK = (4096, 4096, 4096)
 # The size sweep, every GEMM step: 256 to 8192, with odd sizes next to the headline (not multiples
 # of any tile).
 SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4095, 4095, 4095),
          (4097, 4093, 4099), (6144, 6144, 6144), (8192, 8192, 8192)]
-# The small-and-odd-problem suite of chapter 10: squares, deep K, narrow N and an odd shape; the
-# chapters from SUITE_FROM on and the library baselines run it too, so they compare (runs_suite).
+# The small-and-odd-problem suite of chapter 10: squares, deep K, narrow N and an odd shape; every
+# step declared with TAGS suite runs it (chapter 10, the steps around it and the library baselines),
+# so they compare.
 SUITE = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
          (1024, 1024, 16384), (16384, 128, 4096), (127, 8191, 2049)]
-SUITE_FROM = 9
 
 
 def mnk_name(mnk) -> str:
@@ -78,20 +77,15 @@ SECTIONS = {prec: m.section for prec, m in MATHS.items()}  # the precisions with
 # ----------------------------------------------------------------------------------------------
 # Which steps do what
 
-def runs_suite(name: str) -> bool:
-    """Whether a step runs chapter 10's suite: the chapters from SUITE_FROM on and every library
-    baseline (the TF32 ones too, so that their suite table compares like the FP32 one)."""
-    return not is_chapter(name) or int(name[:2]) >= SUITE_FROM
+def runs_suite(step: dict) -> bool:
+    """Whether bench.py runs a manifest step on chapter 10's suite: its tags say `suite`."""
+    return has_tag(step, "suite")
 
 
-def plan_tiles(binary: str) -> list[str]:
-    """The tile shapes a step that plans each problem offers (its --help ends with "Its tile shapes
-    (--tile): 128x128 ..."); [] for a step with one kernel for every problem."""
-    p = subprocess.run([binary, "--help"], capture_output=True, text=True)
-    for line in p.stdout.splitlines():
-        if "tile shapes (--tile):" in line:
-            return line.split(":", 1)[1].split()
-    return []
+def plans(step: dict) -> bool:
+    """Whether a manifest step chooses a plan per problem (tag `planned`): bench.py then times every
+    candidate plan with --explain."""
+    return has_tag(step, "planned")
 
 
 def problem_sort_key(problem: str):
@@ -180,9 +174,11 @@ def chapter_table(rows: list[Row], m: Math) -> str:
 
 
 def suite_steps(latest: dict) -> list[str]:
-    """The chapters that run the suite (runs_suite) with a row for every suite problem, in reading order."""
+    """The chapters whose rows say they run the suite (tag `suite`) with a row for every suite problem,
+    in reading order."""
     return [c for c in step_order(latest.values())
-            if is_chapter(c) and runs_suite(c) and all((c, p) in latest for p in SUITE_NAMES)]
+            if is_chapter(c) and all((c, p) in latest for p in SUITE_NAMES)
+            and latest[(c, SUITE_NAMES[0])].has_tag("suite")]
 
 
 def suite_table(latest: dict, m: Math) -> str:
@@ -498,7 +494,7 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
 
 # ----------------------------------------------------------------------------------------------
 # bench.py: the headline, the sweep, the suite where the step runs it (runs_suite), and every
-# candidate plan of a planning step (plan_tiles)
+# candidate plan of a planning step (plans)
 
 def run(runner: Runner, step: dict, mnk, extra: list[str], out: Path | None = None) -> dict | None:
     m, n, k = mnk
@@ -507,7 +503,7 @@ def run(runner: Runner, step: dict, mnk, extra: list[str], out: Path | None = No
     if row is not None:
         plan = f"  plan {row['config']}" if row.get("config") else ""
         # A TF32 row: against cuBLAS TF32, and what the tensor cores buy over cuBLAS FP32.
-        tf32 = row_precision(step, row) == TF32
+        tf32 = row_precision(row) == TF32
         of = "cuBLAS TF32" if tf32 else "cuBLAS"
         alt = vs_alt(row)
         fp32 = f"  {alt:5.2f}x cuBLAS FP32" if tf32 and alt is not None else ""
@@ -523,13 +519,13 @@ def bench(runner: Runner, step: dict) -> None:
         return
     head_ms = float(head["time_ms_median"])
     sizes = list(SWEEP)
-    if runs_suite(step["name"]):
+    if runs_suite(step):
         sizes += [mnk for mnk in SUITE if mnk not in sizes and mnk != HEADLINE_MNK]
     for mnk in sizes:
         predicted_s = head_ms * 1e-3 * (mnk[0] * mnk[1] * mnk[2]) / (HEADLINE_MNK[0] * HEADLINE_MNK[1] * HEADLINE_MNK[2])
         if not runner.too_long(f"{step['name']:<28} {mnk_name(mnk):<17}", predicted_s):
             run(runner, step, mnk, runner.sweep_flags())
-    if plan_tiles(step["binary"]):
+    if plans(step):
         # Every candidate plan of every suite problem, timed next to the rule's model (--explain):
         # one row per candidate in the plans file, and the step's own row last.
         print(f"  {step['name']}: every tile shape and split on the suite (--explain) -> {runner.plans_path}")

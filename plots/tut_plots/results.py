@@ -13,6 +13,13 @@ as if it were empty in every row; a header with it but without the part columns 
 it, `config` (the plan a step chose for the problem, chapter 10's "128x64 split 4"; empty for steps
 without one) came with chapter 10: a file without it reads as if it were empty in every row; a
 header with it but without copy_gbps is refused.
+
+The last three columns say what the step is, as its line in chapters/CMakeLists.txt declares it:
+`math` (fp32, tf32, fp64), `op` (what it computes: gemm; conv, conv_bias_relu; xw, spmm,
+log_softmax, layer) and `tags` (space-separated: suite, planned, all_layers, layer_chart). Every
+classification of a row reads them, never its chapter's number or a baseline's name
+(docs/architecture.md). A file written before they existed, or a row with them empty, is refused
+with the command that fills them from the build's step list (fill_steps, plots/fill_steps.py).
 """
 from __future__ import annotations
 
@@ -42,13 +49,16 @@ PART_COLUMNS = ("part", "alt_baseline", "alt_baseline_time_ms")
 COPY_COLUMN = "copy_gbps"
 # Appended with chapter 10: the plan (tile shape and split) the step ran, empty for steps without one.
 CONFIG_COLUMN = "config"
+# Appended when a step's declaration reached its rows: what the step is (core/step.hpp).
+STEP_COLUMNS = ("math", "op", "tags")
+MATHS = ("fp32", "tf32", "fp64")
 
 # The whole header as the binaries write it today, in order (common/src/core/csv.cpp,
 # result_columns(); a test checks the two agree). torch_gcn.py writes its rows with it.
 HEADER = ("gpu", "cuda", "chapter", "step", "problem", "m", "n", "k", "time_ms_median", "time_ms_min",
           "time_ms_max", "gflops", "gbps", "baseline", "baseline_time_ms", "ratio_to_baseline", "pct_of_peak",
           "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "peak_gflops", "peak_gbps",
-          *PART_COLUMNS, COPY_COLUMN, CONFIG_COLUMN)
+          *PART_COLUMNS, COPY_COLUMN, CONFIG_COLUMN, *STEP_COLUMNS)
 
 
 class CsvError(Exception):
@@ -73,6 +83,10 @@ class Row:
     def number(self) -> int | None:
         """The chapter number (13 for 13_direct_conv), None for a library baseline."""
         return int(self.chapter[:2]) if self.is_chapter else None
+
+    def has_tag(self, tag: str) -> bool:
+        """Whether the step was declared with TAGS ... tag (the `tags` column, space-separated)."""
+        return tag in self.tags.split()
 
     @property
     def tflops(self) -> float:
@@ -129,6 +143,10 @@ def _optional_float(text: str) -> float | None:
     return None if text.strip() == "" else float(text)
 
 
+def fill_command(path) -> str:
+    return f"python plots/fill_steps.py --manifest <build>/chapters.tsv {path}"
+
+
 def load(path: str | Path) -> list[Row]:
     path = Path(path)
     if not path.is_file():
@@ -158,6 +176,9 @@ def load(path: str | Path) -> list[Row]:
         old_header = not present  # written before Part II: every row is Part I
         has_copy = COPY_COLUMN in header
         has_config = CONFIG_COLUMN in header
+        if not all(c in header for c in STEP_COLUMNS):
+            raise CsvError(f"{path}:1: no columns {', '.join(STEP_COLUMNS)} (written before the rows said what "
+                           f"their step is): fill them from the build's step list with `{fill_command(path)}`")
         rows = []
         for record in reader:
             line = reader.line_num
@@ -207,6 +228,12 @@ def load(path: str | Path) -> list[Row]:
                                    f"got {raw[COPY_COLUMN]!r}")
                 fields[COPY_COLUMN] = copy or None  # 0: not measured
             fields[CONFIG_COLUMN] = raw[CONFIG_COLUMN] if has_config else ""
+            for col in STEP_COLUMNS:
+                fields[col] = raw[col].strip()
+            if not fields["op"] or fields["math"] not in MATHS:
+                raise CsvError(f"{path}:{line}: the row of {fields['chapter']!r} has no valid math and op (math "
+                               f"{raw['math']!r}, op {raw['op']!r}; math is one of {', '.join(MATHS)}): fill them "
+                               f"from the build's step list with `{fill_command(path)}`")
             rows.append(Row(fields))
     if not rows:
         raise CsvError(f"{path}: no result rows")
@@ -248,6 +275,64 @@ def append_row(path: str | Path, values: dict) -> None:
         if new:
             w.writerow(HEADER)
         w.writerow([values.get(c, "") for c in HEADER])
+
+
+def read_manifest_steps(path: str | Path) -> dict[str, tuple[str, str, str]]:
+    """Step name -> (math, op, tags) from <build>/chapters.tsv (written by CMake from the
+    tut_add_chapter lines)."""
+    path = Path(path)
+    if not path.is_file():
+        raise CsvError(f"{path}: no such file (configure the build first: it writes chapters.tsv)")
+    with path.open(newline="") as f:
+        steps = list(csv.DictReader(f, delimiter="\t"))
+    missing = [c for c in ("name", *STEP_COLUMNS) if steps and c not in steps[0]]
+    if missing:
+        raise CsvError(f"{path}:1: no column(s) {', '.join(missing)}: a step list of an older build; configure again")
+    return {s["name"]: (s["math"], s["op"], s["tags"] or "") for s in steps}
+
+
+def fill_steps(path: str | Path, steps: dict[str, tuple[str, str, str]]) -> int:
+    """Brings a results file written before the step columns existed (or with rows where they are
+    empty) to the current HEADER, filling each such row's math, op and tags from `steps` (step name
+    -> (math, op, tags): the build's step list, read_manifest_steps, plus any steps written by other
+    scripts). Every other field is kept as it was written; columns the file lacks get what the
+    binaries' migration gives them (part = gemm where it had no part column, else empty). Returns
+    the number of rows filled (0: the file was left untouched). A row whose step `steps` does not
+    know raises CsvError naming its line, and the file is left as it was."""
+    path = Path(path)
+    with path.open(newline="") as f:
+        records = list(csv.reader(f))
+    if not records or not records[0]:
+        raise CsvError(f"{path}: empty file (expected a header line)")
+    header = records[0]
+    unknown = [c for c in header if c not in HEADER]
+    if unknown:
+        raise CsvError(f"{path}:1: column(s) {', '.join(unknown)} are not results columns")
+    legacy = {"part": "gemm"} if "part" not in header else {}
+    out, filled = [], 0
+    for line, rec in enumerate(records[1:], start=2):
+        if not rec:
+            continue
+        if len(rec) != len(header):
+            raise CsvError(f"{path}:{line}: {len(rec)} fields, the header has {len(header)}")
+        d = {c: legacy.get(c, "") for c in HEADER}
+        d.update(zip(header, rec))
+        if not d["op"] or d["math"] not in MATHS:
+            if d["chapter"] not in steps:
+                raise CsvError(f"{path}:{line}: step {d['chapter']!r} is not in the step list: its math, op and tags "
+                               f"cannot be filled (rename the rows of a renamed step first)")
+            d["math"], d["op"], d["tags"] = steps[d["chapter"]]
+            filled += 1
+        out.append([d[c] for c in HEADER])
+    if filled == 0:  # nothing to fill: the file is left as it is (bringing its header up is the binaries' job)
+        return 0
+    tmp = path.with_name(path.name + ".filling")
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(HEADER)
+        w.writerows(out)
+    tmp.replace(path)
+    return filled
 
 
 def of_part(rows, part: str) -> list[Row]:
@@ -304,24 +389,12 @@ def part_precision(part: str) -> str:
     return "FP64" if part == "gcn" else "FP32"
 
 
-def precision_of(baseline: str, alt_baseline: str, part: str) -> str:
-    """The arithmetic a comparison is in, from its baselines' names: the part's (FP32, or FP64 for
-    gcn) unless a name mentions a lower precision or tensor-core math (TF32, FP16, BF16, FP8) other
-    than to exclude it ('no TF32'). A TF32 GEMM step's baseline is "cuBLAS TF32 (...)" (its second
-    "cuBLAS FP32 (no TF32)"); a TF32 convolution step's baselines are cuDNN's in TF32 math, each
-    with "TF32" in its name. Only "TF32" is looked for, never the rest of the wording."""
-    text = f"{baseline} {alt_baseline}".upper().replace("NO TF32", "")
-    for p in ("TF32", "FP16", "BF16", "FP8"):
-        if p in text:
-            return p
-    return part_precision(part)
-
-
 def precision(r: Row) -> str:
-    """precision_of(r's baselines). Part I and Part II compare FP32 FMA against FP32 FMA in their
-    main charts and tables; TF32 rows (the tensor-core steps) have charts and tables of their own
-    (plot.py), and a row in any other precision is left out and named."""
-    return precision_of(r.baseline, r.alt_baseline, r.part)
+    """The arithmetic the row's step computes in, as declared (`math`, upper-cased: FP32, TF32,
+    FP64); its baselines are the library in the same math. Part I and Part II compare FP32 FMA
+    against FP32 FMA in their main charts and tables; TF32 rows (the tensor-core steps) have charts
+    and tables of their own (plot.py), and a row in any other precision is left out and named."""
+    return r.math.upper()
 
 
 def by_precision(rows) -> dict[str, list[Row]]:

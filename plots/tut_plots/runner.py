@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .results import precision_of
+from .results import CsvError, fill_steps
 
 NO_GPU = 3
 
@@ -43,15 +43,31 @@ def read_rows(csv_path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def step_math(step: dict) -> str:
-    """The math the manifest declares for a step (`math` column: fp32 or tf32; a manifest written
-    before the column existed: fp32), upper-cased as the rows name it."""
-    return (step.get("math") or "fp32").upper()
+def has_tag(step: dict, tag: str) -> bool:
+    """Whether the manifest declares the step with TAGS ... tag (its `tags` column, space-separated)."""
+    return tag in (step.get("tags") or "").split()
 
 
-def row_precision(step: dict, row: dict) -> str:
-    """The precision a row compares in, from its baselines' names (results.precision_of)."""
-    return precision_of(row.get("baseline") or "", row.get("alt_baseline") or "", step["part"])
+def row_precision(row: dict) -> str:
+    """The precision a row's step computes in, as its `math` column declares it (FP32, TF32, FP64)."""
+    return (row.get("math") or "").upper()
+
+
+def fill_results(paths: list[Path], steps: list[dict], extra: dict | None = None) -> None:
+    """Fills the math, op and tags of rows written before those columns existed, from the manifest
+    (results.fill_steps), in each of `paths` that exists, before any step runs; says so per file.
+    extra: other step names -> (math, op, tags), for rows written by other scripts (PyTorch's)."""
+    known = {s["name"]: (s["math"], s["op"], s.get("tags") or "") for s in steps}
+    known.update(extra or {})
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            n = fill_steps(path, known)
+        except CsvError as e:
+            raise SystemExit(f"error: {e}") from None
+        if n:
+            print(f"bench: {path}: math, op and tags filled from the step list in {n} rows")
 
 
 def vs_alt(row: dict) -> float | None:
@@ -68,7 +84,6 @@ class Runner:
     def __init__(self, csv_path: Path, plans_path: Path, log, log_path: Path, args):
         self.csv_path, self.plans_path, self.log, self.log_path, self.args = csv_path, plans_path, log, log_path, args
         self.failures: list[str] = []
-        self.mismatched: set[str] = set()
         self.shared: dict = {}
 
     def sweep_flags(self) -> list[str]:
@@ -110,9 +125,4 @@ class Runner:
             return None, 0.0
         if p.returncode == 1:
             self.failures.append(f"{tag} failed verification")
-        declared_tf32, row_tf32 = step_math(step) == "TF32", row_precision(step, row) == "TF32"
-        if declared_tf32 != row_tf32 and step["name"] not in self.mismatched:  # the manifest and the row disagree
-            self.mismatched.add(step["name"])
-            print(f"  note: {step['name']} is declared MATH {step_math(step).lower()} but its row compares in "
-                  f"{row_precision(step, row)} (baseline {row.get('baseline')!r})")
         return row, time.time() - t0
