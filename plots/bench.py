@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tut_plots import FAMILIES, gcn  # noqa: E402
 from tut_plots.results import PARTS  # noqa: E402
-from tut_plots.runner import Runner, StepSkipped, device_facts, fill_results, read_manifest  # noqa: E402
+from tut_plots.runner import Runner, StepSkipped, declarations, device_facts, fill_results, read_manifest  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -53,7 +53,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     parts = PARTS if args.part == "all" else (args.part,)
-    steps = [s for s in read_manifest(args.manifest) if s["part"] in parts]
+    manifest = read_manifest(args.manifest)
+    steps = [s for s in manifest if s["part"] in parts]
     steps.sort(key=lambda s: parts.index(s["part"]))  # every gemm step, then every conv step, then gcn
     if args.steps:
         steps = [s for s in steps if s["name"] in args.steps]
@@ -69,7 +70,7 @@ def main(argv=None) -> int:
     plans_path = args.out_dir / f"{facts['slug']}-plans.csv"
     # Rows written before the CSV said what each step is get it from this build's step list (the whole
     # list, every part: a file holds them all), before any binary appends to the file.
-    fill_results([csv_path, plans_path], read_manifest(args.manifest), gcn.TORCH_STEPS)
+    fill_results([csv_path, plans_path], {**declarations(manifest), **gcn.TORCH_STEPS})
 
     skipped = []
     with log_path.open("a") as log:

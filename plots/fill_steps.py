@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tut_plots import results  # noqa: E402
 from tut_plots.gcn import TORCH_STEPS  # noqa: E402
+from tut_plots.runner import declarations, fill_results, read_manifest  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -24,20 +24,11 @@ def main(argv=None) -> int:
     ap.add_argument("--manifest", required=True, type=Path, help="<build>/chapters.tsv")
     ap.add_argument("csv", nargs="+", type=Path, help="results files (the binaries' schema)")
     args = ap.parse_args(argv)
-    try:
-        steps = {**results.read_manifest_steps(args.manifest), **TORCH_STEPS}
-    except results.CsvError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    status = 0
-    for path in args.csv:
-        try:
-            n = results.fill_steps(path, steps)
-            print(f"{path}: {n} rows filled" if n else f"{path}: nothing to fill")
-        except (results.CsvError, OSError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            status = 2
-    return status
+    missing = [p for p in args.csv if not p.is_file()]
+    if missing:
+        raise SystemExit(f"error: no such file: {', '.join(map(str, missing))}")
+    fill_results(args.csv, {**declarations(read_manifest(args.manifest)), **TORCH_STEPS})
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """bench.py's pieces that need no GPU: the manifest, the no-GPU path, and which problems each part's
 steps run (against fake binaries)."""
+import csv
 import re
 import stat
 import sys
@@ -266,3 +267,44 @@ def test_the_fused_epilogue_runs_every_layer_and_reports_its_own_baselines(tmp_p
     assert all("150.0% of 19_implicit_gemm_double_buffer + bias/ReLU kernel" in line
                and "50.0% of cuDNN fused conv+bias+ReLU (IMPLICIT_PRECOMP_GEMM, FMA)" in line
                and "precomp " not in line for line in step20)
+
+
+def test_a_manifest_of_an_older_build_is_refused(tmp_path):
+    m = tmp_path / "chapters.tsv"
+    m.write_text("kind\tpart\tname\ttitle\tbinary\tsource\tmath\nchapter\tgemm\t01_naive_gemm\tnaive\t/bin/true\t/src\tfp32\n")
+    with pytest.raises(SystemExit, match="no column.*op, tags.*configure again"):
+        runner.read_manifest(m)
+
+
+def test_bench_fills_older_rows_before_it_runs(tmp_path, capsys):
+    """A results file from before the step columns: bench.py fills them from the manifest first."""
+    import fill_steps
+    from tut_plots import results
+    data = tmp_path / "data"
+    data.mkdir()
+    old = data / "fake-gpu.csv"
+    keep = list(results.HEADER).index("config") + 1
+    with (Path(__file__).parent / "data" / "sample-parts.csv").open(newline="") as f:
+        recs = [r[:keep] for r in csv.reader(f) if r]
+    with old.open("w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(recs)
+    m = conv_manifest(tmp_path)
+    with pytest.raises(results.CsvError, match="fill_steps.py --manifest"):
+        results.load(old)
+    before = old.read_text()
+    # A step the manifest does not know: refused, the file left as it was.
+    with pytest.raises(SystemExit, match=r"fake-gpu.csv:4: step '02_coalesced_gemm' is not in the step list"):
+        fill_steps.main(["--manifest", str(m), str(old)])
+    assert old.read_text() == before
+    m.write_text(m.read_text() + "".join(manifest_line("chapter", "conv", n, "/bin/true") for n in (
+        "14_im2col_gemm", "16_implicit_gemm_smem", "18_implicit_gemm_padding", "19_implicit_gemm_double_buffer",
+        "20_fused_epilogue", "02_coalesced_gemm")) + manifest_line("baseline", "gemm", "cublas_sgemm", "/bin/true"))
+    from test_gcn import fake_gcn  # a fake that appends rows of the current header, as the binaries do
+    m.write_text(m.read_text() + manifest_line("chapter", "gcn", "22_skinny_gemm_naive",
+                                               fake_gcn(tmp_path, "22_skinny_gemm_naive")))
+    assert bench.main(["--manifest", str(m), "--out-dir", str(data), "--part", "gcn"]) == 0
+    assert f"{old}: math, op and tags filled from the step list in {len(recs) - 1} rows" in capsys.readouterr().out
+    rows = results.load(old)
+    fused = [r for r in rows if r.chapter == "20_fused_epilogue"]
+    assert fused and all(r.op == "conv_bias_relu" and r.has_tag("layer_chart") for r in fused)
+    assert {r.math for r in rows[:-1]} == {"fp32"} and rows[-1].chapter == "22_skinny_gemm_naive"

@@ -259,16 +259,9 @@ def append_row(path: str | Path, values: dict) -> None:
             raise CsvError(f"{path}:1: the header differs from the current one ({','.join(HEADER)}); "
                            f"write to a new file")
         with path.open(newline="") as f:
-            old = list(csv.reader(f))[1:]
-        legacy = {"part": "gemm"}
-        extra = [legacy.get(c, "") for c in HEADER[len(header):]]
-        tmp = path.with_name(path.name + ".migrating")
-        with tmp.open("w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(HEADER)
-            w.writerows(rec + extra for rec in old if rec)
-        tmp.replace(path)
-        print(f"csv: {path} migrated to the current header ({len(old)} rows, {len(extra)} column(s) added)")
+            old = [rec for rec in list(csv.reader(f))[1:] if rec]
+        _rewrite(path, [_current(header, rec) for rec in old], ".migrating")
+        print(f"csv: {path} migrated to the current header ({len(old)} rows, {len(HEADER) - len(header)} column(s) added)")
     new = not header
     with path.open("a", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
@@ -277,26 +270,31 @@ def append_row(path: str | Path, values: dict) -> None:
         w.writerow([values.get(c, "") for c in HEADER])
 
 
-def read_manifest_steps(path: str | Path) -> dict[str, tuple[str, str, str]]:
-    """Step name -> (math, op, tags) from <build>/chapters.tsv (written by CMake from the
-    tut_add_chapter lines)."""
-    path = Path(path)
-    if not path.is_file():
-        raise CsvError(f"{path}: no such file (configure the build first: it writes chapters.tsv)")
-    with path.open(newline="") as f:
-        steps = list(csv.DictReader(f, delimiter="\t"))
-    missing = [c for c in ("name", *STEP_COLUMNS) if steps and c not in steps[0]]
-    if missing:
-        raise CsvError(f"{path}:1: no column(s) {', '.join(missing)}: a step list of an older build; configure again")
-    return {s["name"]: (s["math"], s["op"], s["tags"] or "") for s in steps}
+def _current(header: list[str], rec: list[str]) -> list[str]:
+    """A row written under an older `header`, in the columns of HEADER: the columns it lacks get what
+    the binaries' migration gives them (part = gemm where it had no part column, else empty)."""
+    d = {c: "gemm" if c == "part" else "" for c in HEADER}
+    d.update(zip(header, rec))
+    return [d[c] for c in HEADER]
+
+
+def _rewrite(path: Path, rows: list[list[str]], suffix: str) -> None:
+    """Writes HEADER and rows to path through a temporary file (path + suffix), renamed over it: a
+    failure leaves the old file as it was."""
+    tmp = path.with_name(path.name + suffix)
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(HEADER)
+        w.writerows(rows)
+    tmp.replace(path)
 
 
 def fill_steps(path: str | Path, steps: dict[str, tuple[str, str, str]]) -> int:
     """Brings a results file written before the step columns existed (or with rows where they are
     empty) to the current HEADER, filling each such row's math, op and tags from `steps` (step name
-    -> (math, op, tags): the build's step list, read_manifest_steps, plus any steps written by other
+    -> (math, op, tags): the build's step list, runner.declarations, plus any steps written by other
     scripts). Every other field is kept as it was written; columns the file lacks get what the
-    binaries' migration gives them (part = gemm where it had no part column, else empty). Returns
+    binaries' migration gives them (_current). Returns
     the number of rows filled (0: the file was left untouched). A row whose step `steps` does not
     know raises CsvError naming its line, and the file is left as it was."""
     path = Path(path)
@@ -308,15 +306,13 @@ def fill_steps(path: str | Path, steps: dict[str, tuple[str, str, str]]) -> int:
     unknown = [c for c in header if c not in HEADER]
     if unknown:
         raise CsvError(f"{path}:1: column(s) {', '.join(unknown)} are not results columns")
-    legacy = {"part": "gemm"} if "part" not in header else {}
     out, filled = [], 0
     for line, rec in enumerate(records[1:], start=2):
         if not rec:
             continue
         if len(rec) != len(header):
             raise CsvError(f"{path}:{line}: {len(rec)} fields, the header has {len(header)}")
-        d = {c: legacy.get(c, "") for c in HEADER}
-        d.update(zip(header, rec))
+        d = dict(zip(HEADER, _current(header, rec)))
         if not d["op"] or d["math"] not in MATHS:
             if d["chapter"] not in steps:
                 raise CsvError(f"{path}:{line}: step {d['chapter']!r} is not in the step list: its math, op and tags "
@@ -326,12 +322,7 @@ def fill_steps(path: str | Path, steps: dict[str, tuple[str, str, str]]) -> int:
         out.append([d[c] for c in HEADER])
     if filled == 0:  # nothing to fill: the file is left as it is (bringing its header up is the binaries' job)
         return 0
-    tmp = path.with_name(path.name + ".filling")
-    with tmp.open("w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(HEADER)
-        w.writerows(out)
-    tmp.replace(path)
+    _rewrite(path, out, ".filling")
     return filled
 
 

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .results import CsvError, fill_steps
+from .results import STEP_COLUMNS, CsvError, fill_steps
 
 NO_GPU = 3
 
@@ -21,10 +21,21 @@ class StepSkipped(Exception):
 
 
 def read_manifest(path: Path) -> list[dict]:
+    """<build>/chapters.tsv, one dict per step (kind, part, name, title, binary, source, math, op, tags)."""
     if not path.is_file():
         raise SystemExit(f"error: {path} not found: build first (cmake --build), it is written at configure time")
     with path.open(newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t"))
+        steps = list(csv.DictReader(f, delimiter="\t"))
+    missing = [c for c in ("part", "name", "binary", *STEP_COLUMNS) if steps and c not in steps[0]]
+    if missing:
+        raise SystemExit(f"error: {path} has no column(s) {', '.join(missing)}: the step list of an older build; "
+                         f"configure again")
+    return steps
+
+
+def declarations(steps: list[dict]) -> dict[str, tuple[str, str, str]]:
+    """Step name -> (math, op, tags), as the manifest's steps declare them (results.fill_steps)."""
+    return {s["name"]: (s["math"], s["op"], s["tags"] or "") for s in steps}
 
 
 def device_facts(binary: str) -> dict:
@@ -53,21 +64,19 @@ def row_precision(row: dict) -> str:
     return (row.get("math") or "").upper()
 
 
-def fill_results(paths: list[Path], steps: list[dict], extra: dict | None = None) -> None:
-    """Fills the math, op and tags of rows written before those columns existed, from the manifest
-    (results.fill_steps), in each of `paths` that exists, before any step runs; says so per file.
-    extra: other step names -> (math, op, tags), for rows written by other scripts (PyTorch's)."""
-    known = {s["name"]: (s["math"], s["op"], s.get("tags") or "") for s in steps}
-    known.update(extra or {})
+def fill_results(paths: list[Path], declared: dict[str, tuple[str, str, str]]) -> None:
+    """Fills the math, op and tags of rows written before those columns existed (results.fill_steps),
+    in each of `paths` that exists, from `declared` (declarations of a manifest, plus the steps other
+    scripts write: PyTorch's); says so per file that changed."""
     for path in paths:
         if not path.is_file():
             continue
         try:
-            n = fill_steps(path, known)
+            n = fill_steps(path, declared)
         except CsvError as e:
             raise SystemExit(f"error: {e}") from None
         if n:
-            print(f"bench: {path}: math, op and tags filled from the step list in {n} rows")
+            print(f"{path}: math, op and tags filled from the step list in {n} rows")
 
 
 def vs_alt(row: dict) -> float | None:
