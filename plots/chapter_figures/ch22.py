@@ -17,7 +17,7 @@ from chapter_figures._draw import WARP, cells, lane_color  # noqa: E402
 
 CHAPTER = "22_skinny_gemm_naive"
 
-# The default problem (chapters.md, Part III) and the H100 of the README.
+# The default problem (docs/gcn-layer.md) and the H100 of the README.
 V = 281903
 F_IN = 128
 F_OUT = 16

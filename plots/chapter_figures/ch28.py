@@ -25,7 +25,7 @@ NUM_THREADS = 256  # NUM_THREADS
 ROWS_PER_LANE = 4  # ROWS_PER_LANE
 GROUPS_PER_BLOCK = NUM_THREADS // GROUP  # 16: a block's rows at one load, and the stride between loads
 
-# The default graph and the H100 of chapters.md / anchors.md.
+# The default graph (docs/gcn-layer.md) and the H100 of the README.
 V = 281903
 COPY_TBPS = 3.0  # about the device-to-device copy rate
 SUB_PARTITIONS = 132 * 4

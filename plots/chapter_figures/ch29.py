@@ -19,7 +19,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch  # noqa: E
 
 CHAPTER = "29_fused_gcn_layer"
 
-# The default graph (chapters.md, graph.hpp) and the layer's sizes.
+# The default graph (docs/gcn-layer.md, graph.hpp) and the layer's sizes.
 V = 281903
 NNZ = 2312497 + V  # edges + self-loops
 F_IN, F_OUT = 128, 16

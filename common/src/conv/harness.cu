@@ -1,4 +1,4 @@
-// The convolution adapter (design.md, "The harness"): the problem and its flags, seeded inputs, the
+// The convolution adapter (docs/architecture.md): the problem and its flags, seeded inputs, the
 // cuDNN (or im2col + cuBLAS) and CPU references, poisoned output, verification, the benchmark
 // against both cuDNN baselines, and the self-test. Everything a family does the same way is in core/.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The GCN adapter (design.md, "The harness"): the graph and its flags, seeded inputs, the library
+// The GCN adapter (docs/architecture.md): the graph and its flags, seeded inputs, the library
 // (cuBLAS, cuSPARSE, cuDNN) and CPU float64 references, poisoned output, verification, the
 // benchmark in GB/s against the copy bandwidth measured in the same run, and the self-test.
 // Everything a family does the same way is in core/.

@@ -1,4 +1,4 @@
-// The GEMM adapter (design.md, "The harness"): the problem, its flags, seeded inputs, the cuBLAS
+// The GEMM adapter (docs/architecture.md): the problem, its flags, seeded inputs, the cuBLAS
 // and CPU references, poisoned output, verification, the benchmark and the self-test. Everything a
 // family does the same way (flags, device, timing, table, CSV, exit codes) is in core/.
 #include <algorithm>

@@ -1,5 +1,5 @@
-// The Part II layer table (chapters.md): ResNet-50's convolutions at batch 32, plus the source's
-// 128x64x56x56 -> 128 3x3 layer, the headline.
+// The Part II layer table (docs/conv-as-gemm.md gives their GEMM sizes): ResNet-50's convolutions at
+// batch 32, plus a 128x64x56x56 -> 128 3x3 layer, the headline.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Command-line flags every binary shares (design.md, "The core"), parsed without touching the GPU
+// Command-line flags every binary shares (docs/architecture.md, the core), parsed without touching the GPU
 // so the parser is unit-tested on any machine. A family adapter (gemm/, conv/) adds its own flags
 // through a handler. Every rejected value raises ArgError whose message is one line naming the flag
 // and its valid range; the harness prints it and exits with code 2.

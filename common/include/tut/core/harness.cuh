@@ -1,4 +1,4 @@
-// The family-agnostic harness (design.md, "The core"): what every binary does the same way,
+// The family-agnostic harness (docs/architecture.md, the core): what every binary does the same way,
 // whatever problem it solves. A family adapter (gemm/, conv/) implements `Family` and its
 // `xxx_main` is one call of `harness_main`. The core never names a family's problem.
 //

@@ -1,4 +1,4 @@
-// The graph of Part III (chapters.md): where it comes from (a seeded R-MAT generator with
+// The graph of Part III (docs/gcn-layer.md): where it comes from (a seeded R-MAT generator with
 // web-Stanford's size, or a SNAP edge-list file), and the one matrix the GCN layer multiplies by,
 //   A_hat = D^-1/2 (A + I) D^-1/2,
 // stored in CSR with one row per TARGET node: an edge u -> v puts u in row v, so row v of A_hat * H

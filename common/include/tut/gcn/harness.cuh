@@ -5,7 +5,7 @@
 //     return tut::gcn_main(argc, argv, {TUT_THIS_STEP, my_launcher});
 //   }
 //
-// One GCN layer, FP64 (chapters.md, Part III):  out = log_softmax(A_hat (X W) + b). A step solves
+// One GCN layer, FP64 (docs/gcn-layer.md):  out = log_softmax(A_hat (X W) + b). A step solves
 // one of its four pieces (GcnKind, from the OP of its CMake line); the harness builds the graph (graph.hpp), the inputs, the
 // reference, the library baselines, and times the step against them with L2 flushed.
 #pragma once

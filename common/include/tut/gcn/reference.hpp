@@ -1,5 +1,5 @@
 // Part III's CPU references in float64, their work counts and the verification of FP64 results
-// (host only, unit-tested without a GPU). One GCN layer (chapters.md):
+// (host only, unit-tested without a GPU). One GCN layer (docs/gcn-layer.md):
 //
 //   out = log_softmax(A_hat (X W) + b)     X: V x F_in, W: F_in x F_out, b: F_out, out: V x F_out
 //
