@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,11 +124,35 @@ void print_problem(const ConvProblem& p, const std::string& label, Math math) {
 // The benchmark: one problem, verified, timed against the library's baselines.
 
 // The name a baseline goes by in the table and the CSV (plots/results.py reads the math from it).
-std::string baseline_name(const ConvLibrary& lib, int i, bool fastest) {
+// A TF32 step's baselines name their layout ("cuDNN fastest TF32 allowed, NHWC (ALGO)"); the FMA
+// ones are NCHW only (cuDNN's FMA path is fastest there: Winograd and FFT exist only in NCHW).
+std::string baseline_name(const ConvLibrary& lib, int i, bool fastest, Layout layout = Layout::Nchw) {
   if (!ConvLibrary::have_cudnn()) return "im2col + cuBLAS " + lib.math_label() + " (no cuDNN in this build)";
-  if (fastest) return "cuDNN fastest " + lib.math_label() + " (" + lib.algorithm_name(i) + ")";
-  return "cuDNN " + lib.algorithm_name(i) + " (" + lib.math_label() + ")";
+  const std::string where = lib.math() == Math::Tf32 ? std::string(", ") + layout_name(layout) : "";
+  if (fastest) return "cuDNN fastest " + lib.math_label() + where + " (" + lib.algorithm_name(i, layout) + ")";
+  return "cuDNN " + lib.algorithm_name(i, layout) + " (" + lib.math_label() + ")";
 }
+
+// Channels-last copies of a problem's x and w (made once, outside every timed run) and an output in
+// that layout: what cuDNN's NHWC baselines run on.
+struct ChannelsLast {
+  DeviceBuffer<float> x, w, y;
+  ChannelsLast(const ConvProblem& p, const ConvArgs& a, cudaStream_t s)
+      : x(std::size_t(p.x_elems())), w(std::size_t(p.w_elems())), y(std::size_t(p.y_elems())) {
+    to_channels_last(a.x, x.data(), p.n, p.c, std::int64_t(p.h) * p.w, s);
+    to_channels_last(a.w, w.data(), p.k, p.c, std::int64_t(p.r) * p.s, s);
+    TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  // y (NPQK) back in NKPQ, downloaded: to check the baseline computes the same convolution.
+  std::vector<float> y_nkpq(const ConvProblem& p, cudaStream_t s) const {
+    DeviceBuffer<float> back(y.size());
+    to_channels_first(y.data(), back.data(), p.n, p.k, std::int64_t(p.p) * p.q, s);
+    TUT_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<float> out(y.size());
+    back.download(out.data());
+    return out;
+  }
+};
 
 int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& dev) {
   const ConvProblem& p = o.problem;
@@ -140,7 +165,13 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   }
   const std::size_t ws = step_workspace(step.workspace_bytes, p);
   // With verification, a TF32 step keeps the library's TF32 result beside the FP32 reference.
-  const std::size_t extra_ref = (o.verify && tf32) ? std::size_t(p.y_elems()) * sizeof(float) : 0;
+  std::size_t extra_ref = (o.verify && tf32) ? std::size_t(p.y_elems()) * sizeof(float) : 0;
+  // A TF32 step's NHWC baselines: channels-last copies of x, w and y (and y back in NKPQ for their check).
+  const bool channels_last = tf32 && !epilogue && ConvLibrary::have_cudnn();
+  if (channels_last) {
+    extra_ref += (std::size_t(p.x_elems()) + std::size_t(p.w_elems()) + std::size_t(p.y_elems()) * (o.verify ? 2 : 1)) *
+                 sizeof(float);
+  }
   require_memory(p, o.verify, o.residual, ws + extra_ref, dev, o.label);
 
   print_problem(p, o.label, step.info.math);
@@ -165,13 +196,27 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     std::printf("library: %s; the reference im2col + cuBLAS FP32, the baseline im2col + cuBLAS TF32 (%s)\n",
                 ConvLibrary::version().c_str(), lib.algorithm_math(0).c_str());
   }
+  std::unique_ptr<ChannelsLast> nhwc;
+  if (channels_last) {
+    nhwc = std::make_unique<ChannelsLast>(p, args, stream.s);
+    if (!lib.add_layout(Layout::Nhwc, nhwc->x.data(), nhwc->w.data(), nhwc->y.data(), stream.s)) nhwc.reset();
+  }
   if (!epilogue && ConvLibrary::have_cudnn()) {
-    std::printf("         %d algorithms from cuDNN's search, each timed below like the step:", lib.algorithms());
-    for (int i = 0; i < lib.algorithms(); ++i) {
-      std::printf(" %s", lib.algorithm_name(i).c_str());
-      if (tf32) std::printf(" [%s]", lib.algorithm_math(i).c_str());
+    for (Layout l : {Layout::Nchw, Layout::Nhwc}) {
+      if (l == Layout::Nhwc && !nhwc) continue;
+      std::printf("         %d algorithms from cuDNN's search%s, each timed below like the step:", lib.algorithms(l),
+                  tf32 ? (std::string(" in ") + layout_name(l)).c_str() : "");
+      for (int i = 0; i < lib.algorithms(l); ++i) {
+        std::printf(" %s", lib.algorithm_name(i, l).c_str());
+        if (tf32) std::printf(" [%s]", lib.algorithm_math(i, l).c_str());
+      }
+      std::printf("\n");
     }
-    std::printf("\n");
+    if (nhwc) {
+      std::printf("         NHWC: x and w copied once to channels-last (NHWC, KRSC) outside the timed runs, y NPQK\n");
+    } else if (channels_last) {
+      std::printf("         NHWC: cuDNN's search returned no algorithm on channels-last tensors; NCHW only\n");
+    }
   }
   std::vector<float> ref;
   if (o.verify) ref = run_reference(lib, step, p, d, stream.s);
@@ -221,22 +266,61 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     for (int i = 0; i < lib.algorithms(); ++i) {
       at.push_back(timer.time([&lib, i, args](cudaStream_t s) { lib.run_algorithm(i, args.x, args.w, args.y, s); }));
     }
-    int best = 0;
-    for (int i = 1; i < lib.algorithms(); ++i) {
-      if (at[std::size_t(i)].median < at[std::size_t(best)].median) best = i;
-    }
-    const int ref_i = lib.reference_algorithm();
-    if (ConvLibrary::have_cudnn()) {
-      std::printf("cuDNN %s algorithms (median ms):", lib.math_label().c_str());
-      for (int i = 0; i < lib.algorithms(); ++i) {
-        std::printf(" %s", lib.algorithm_name(i).c_str());
-        if (tf32) std::printf(" [%s]", lib.algorithm_math(i).c_str());
-        std::printf(" %.4g%s", at[std::size_t(i)].median, i == best ? " (fastest)" : "");
+    auto fastest = [](const std::vector<TimeStats>& t) {
+      int b = 0;
+      for (int i = 1; i < int(t.size()); ++i) {
+        if (t[std::size_t(i)].median < t[std::size_t(b)].median) b = i;
       }
-      std::printf("\n");
-      baselines = {{baseline_name(lib, best, true), at[std::size_t(best)]},
-                   {baseline_name(lib, ref_i, false), at[std::size_t(ref_i)]}};
-      workspace = {lib.algorithm_workspace(best), lib.algorithm_workspace(ref_i)};
+      return b;
+    };
+    const int best = fastest(at);
+    const int ref_i = lib.reference_algorithm();
+    std::vector<TimeStats> at_nhwc;
+    if (nhwc) {
+      for (int i = 0; i < lib.algorithms(Layout::Nhwc); ++i) {
+        at_nhwc.push_back(timer.time([&lib, i, &nhwc](cudaStream_t s) {
+          lib.run_algorithm(i, nhwc->x.data(), nhwc->w.data(), nhwc->y.data(), s, Layout::Nhwc);
+        }));
+      }
+    }
+    if (ConvLibrary::have_cudnn()) {
+      for (Layout l : {Layout::Nchw, Layout::Nhwc}) {
+        const std::vector<TimeStats>& t = l == Layout::Nchw ? at : at_nhwc;
+        if (t.empty()) continue;
+        std::printf("cuDNN %s algorithms%s (median ms):", lib.math_label().c_str(),
+                    tf32 ? (std::string(", ") + layout_name(l)).c_str() : "");
+        for (int i = 0; i < int(t.size()); ++i) {
+          std::printf(" %s", lib.algorithm_name(i, l).c_str());
+          if (tf32) std::printf(" [%s]", lib.algorithm_math(i, l).c_str());
+          std::printf(" %.4g%s", t[std::size_t(i)].median, i == fastest(t) ? " (fastest)" : "");
+        }
+        std::printf("\n");
+      }
+      if (nhwc) {
+        // TF32: the fastest in each layout; the better of the two is the reference (docs/measuring.md).
+        const int bn = fastest(at_nhwc);
+        baselines = {{baseline_name(lib, bn, true, Layout::Nhwc), at_nhwc[std::size_t(bn)]},
+                     {baseline_name(lib, best, true, Layout::Nchw), at[std::size_t(best)]}};
+        workspace = {lib.algorithm_workspace(bn, Layout::Nhwc), lib.algorithm_workspace(best)};
+        if (o.verify) {
+          // The NHWC baseline computes the same convolution: its result, back in NKPQ, against the
+          // FP32 reference with the TF32 tolerance (a wrong layout copy would fail here).
+          lib.run_algorithm(bn, nhwc->x.data(), nhwc->w.data(), nhwc->y.data(), stream.s, Layout::Nhwc);
+          const std::vector<float> back = nhwc->y_nkpq(p, stream.s);
+          const VerifyResult nv = verify_conv(p, h.x.data(), h.w.data(), back.data(), ref.data(), Match::Rounded, 5,
+                                              nullptr, nullptr, step.info.math);
+          std::printf("check:  %s against %s, the TF32 tolerance: %s\n", baselines[0].name.c_str(),
+                      lib.reference_name().c_str(), nv.summary().c_str());
+          if (!nv.passed) {
+            std::printf("%sRESULT: the NHWC baseline does not compute the reference's convolution\n", nv.details().c_str());
+            vr.passed = false;
+          }
+        }
+      } else {
+        baselines = {{baseline_name(lib, best, true), at[std::size_t(best)]},
+                     {baseline_name(lib, ref_i, false), at[std::size_t(ref_i)]}};
+        workspace = {lib.algorithm_workspace(best), lib.algorithm_workspace(ref_i)};
+      }
     } else {
       baselines = {{baseline_name(lib, ref_i, false), at[std::size_t(ref_i)]}};
       workspace = {lib.algorithm_workspace(ref_i)};
@@ -266,8 +350,8 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
     ratios.push_back({"% fused", baselines[0].t.median});
     if (baselines.size() > 1) ratios.push_back({"% unfused", baselines[1].t.median});
   } else {
-    ratios.push_back({ConvLibrary::have_cudnn() ? "% fastest" : "% im2col", baselines[0].t.median});
-    if (baselines.size() > 1) ratios.push_back({"% precomp", baselines[1].t.median});
+    ratios.push_back({!ConvLibrary::have_cudnn() ? "% im2col" : nhwc ? "% NHWC" : "% fastest", baselines[0].t.median});
+    if (baselines.size() > 1) ratios.push_back({nhwc ? "% NCHW" : "% precomp", baselines[1].t.median});
   }
   int width = 32;
   for (const TimedRow& r : rows) width = std::max(width, int(r.name.size()));

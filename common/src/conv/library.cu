@@ -52,12 +52,42 @@ __global__ void bias_relu_kernel(ConvProblem p, const float* __restrict__ bias, 
   }
 }
 
+// dst[o][i][m] = src[o][m][i] (last = false: dst[o][m][i] = src[o][i][m]); one thread per element of
+// dst, in dst's order (coalesced stores; the layout copies are outside every timed run).
+__global__ void move_axis_kernel(const float* __restrict__ src, float* __restrict__ dst, std::int64_t outer,
+                                 std::int64_t mid, std::int64_t inner, bool last) {
+  const std::int64_t total = outer * mid * inner;
+  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t o = e / (mid * inner), rest = e % (mid * inner);
+    if (last) {  // e = (o, i, m)
+      const std::int64_t i = rest / mid, m = rest % mid;
+      dst[e] = src[(o * mid + m) * inner + i];
+    } else {     // e = (o, m, i)
+      const std::int64_t m = rest / inner, i = rest % inner;
+      dst[e] = src[(o * inner + i) * mid + m];
+    }
+  }
+}
+
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 65536;
 
 int blocks_for(std::int64_t elems) { return int(std::min<std::int64_t>(kMaxBlocks, (elems + kThreads - 1) / kThreads)); }
 
 }  // namespace
+
+void to_channels_last(const float* src, float* dst, std::int64_t outer, std::int64_t mid, std::int64_t inner,
+                      cudaStream_t s) {
+  move_axis_kernel<<<blocks_for(outer * mid * inner), kThreads, 0, s>>>(src, dst, outer, mid, inner, true);
+  TUT_CHECK_LAUNCH();
+}
+
+void to_channels_first(const float* src, float* dst, std::int64_t outer, std::int64_t mid, std::int64_t inner,
+                       cudaStream_t s) {
+  move_axis_kernel<<<blocks_for(outer * mid * inner), kThreads, 0, s>>>(src, dst, outer, mid, inner, false);
+  TUT_CHECK_LAUNCH();
+}
 
 Im2colCublasConv::Im2colCublasConv(const ConvProblem& prob)
     : p_(prob), col_(std::size_t(prob.gemm_k()) * std::size_t(prob.gemm_n())),
@@ -125,6 +155,8 @@ struct ConvLibrary::Impl {
   cudnnHandle_t handle = nullptr;
   cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
   cudnnFilterDescriptor_t w_desc = nullptr;
+  cudnnTensorDescriptor_t x_nhwc = nullptr, y_nhwc = nullptr;  // add_layout(Nhwc): channels last
+  cudnnFilterDescriptor_t w_nhwc = nullptr;
   cudnnConvolutionDescriptor_t conv_desc = nullptr;  // FMA math: the reference (and the FP32 baselines)
   cudnnConvolutionDescriptor_t base_desc = nullptr;  // Math::Tf32 only: the baselines, default math
   Math math = Math::Fp32;
@@ -132,10 +164,15 @@ struct ConvLibrary::Impl {
   cudnnActivationDescriptor_t relu_desc = nullptr;
   Algo reference{};
   std::vector<Algo> algos;  // the candidates to time, the reference's among them
+  std::vector<Algo> algos_nhwc;  // add_layout(Nhwc)'s candidates
   int reference_index = 0;
+  std::size_t workspace_limit = 0;
   DeviceBuffer<char> workspace;
 
   ~Impl() {
+    if (w_nhwc) cudnnDestroyFilterDescriptor(w_nhwc);
+    if (y_nhwc) cudnnDestroyTensorDescriptor(y_nhwc);
+    if (x_nhwc) cudnnDestroyTensorDescriptor(x_nhwc);
     if (relu_desc) cudnnDestroyActivationDescriptor(relu_desc);
     if (bias_desc) cudnnDestroyTensorDescriptor(bias_desc);
     if (base_desc) cudnnDestroyConvolutionDescriptor(base_desc);
@@ -147,10 +184,14 @@ struct ConvLibrary::Impl {
 
   // The workspace `a` needs for this problem under `desc`'s math, or false when cuDNN does not
   // support it here.
-  bool workspace_of(cudnnConvolutionDescriptor_t desc, cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
-    return cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, desc, y_desc, a, bytes) ==
-           CUDNN_STATUS_SUCCESS;
+  bool workspace_of(cudnnConvolutionDescriptor_t desc, cudnnConvolutionFwdAlgo_t a, std::size_t* bytes,
+                    Layout l = Layout::Nchw) {
+    return cudnnGetConvolutionForwardWorkspaceSize(handle, xd(l), wd(l), desc, yd(l), a, bytes) == CUDNN_STATUS_SUCCESS;
   }
+  cudnnTensorDescriptor_t xd(Layout l) const { return l == Layout::Nhwc ? x_nhwc : x_desc; }
+  cudnnFilterDescriptor_t wd(Layout l) const { return l == Layout::Nhwc ? w_nhwc : w_desc; }
+  cudnnTensorDescriptor_t yd(Layout l) const { return l == Layout::Nhwc ? y_nhwc : y_desc; }
+  const std::vector<Algo>& list(Layout l) const { return l == Layout::Nhwc ? algos_nhwc : algos; }
 
   // The descriptor an algorithm runs with: the FMA one, or (baselines of a TF32 step) the default-math
   // one set to the math type the search reported for `a`.
@@ -160,12 +201,12 @@ struct ConvLibrary::Impl {
     return base_desc;
   }
 
-  void run(const Algo& a, const float* x, const float* w, float* y, cudaStream_t stream) {
+  void run(const Algo& a, const float* x, const float* w, float* y, cudaStream_t stream, Layout l = Layout::Nchw) {
     const float one = 1.0f, zero = 0.0f;
     cudnnConvolutionDescriptor_t desc = desc_for(a);
     TUT_CUDNN_CHECK(cudnnSetStream(handle, stream));
-    TUT_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, x_desc, x, w_desc, w, desc, a.algo,
-                                            a.workspace ? workspace.data() : nullptr, a.workspace, &zero, y_desc, y));
+    TUT_CUDNN_CHECK(cudnnConvolutionForward(handle, &one, xd(l), x, wd(l), w, desc, a.algo,
+                                            a.workspace ? workspace.data() : nullptr, a.workspace, &zero, yd(l), y));
   }
 };
 
@@ -175,6 +216,7 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
   Impl& m = *impl_;
   m.p = p;
   m.math = math;
+  m.workspace_limit = workspace_limit;
   m.handle = cudnn_handle();
   TUT_CUDNN_CHECK(cudnnSetStream(m.handle, stream));
   TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.x_desc));
@@ -263,7 +305,49 @@ ConvLibrary::~ConvLibrary() = default;
 bool ConvLibrary::have_cudnn() { return true; }
 Math ConvLibrary::math() const { return impl_->math; }
 std::string ConvLibrary::math_label() const { return impl_->math == Math::Tf32 ? "TF32 allowed" : "FMA"; }
-std::string ConvLibrary::algorithm_math(int i) const { return math_type_name(impl_->algos.at(std::size_t(i)).math); }
+std::string ConvLibrary::algorithm_math(int i, Layout l) const {
+  return math_type_name(impl_->list(l).at(std::size_t(i)).math);
+}
+
+bool ConvLibrary::add_layout(Layout layout, const float* x, const float* w, float* y, cudaStream_t stream) {
+  if (layout != Layout::Nhwc) throw CudaError("ConvLibrary::add_layout: only Layout::Nhwc can be added");
+  Impl& m = *impl_;
+  const ConvProblem& p = m.p;
+  if (!m.x_nhwc) {
+    TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.x_nhwc));
+    TUT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&m.y_nhwc));
+    TUT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&m.w_nhwc));
+    TUT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.x_nhwc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w));
+    TUT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m.w_nhwc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
+    TUT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.y_nhwc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.k, p.p, p.q));
+  }
+  cudnnConvolutionDescriptor_t desc = m.base_desc ? m.base_desc : m.conv_desc;
+  if (m.base_desc) TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(m.base_desc, CUDNN_DEFAULT_MATH));
+  std::size_t search_ws = 0;
+  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+    std::size_t b = 0;
+    if (m.workspace_of(desc, cudnnConvolutionFwdAlgo_t(a), &b, Layout::Nhwc) && b <= m.workspace_limit) {
+      search_ws = std::max(search_ws, b);
+    }
+  }
+  DeviceBuffer<char> search(search_ws);
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int returned = 0;
+  TUT_CUDNN_CHECK(cudnnSetStream(m.handle, stream));
+  TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_nhwc, x, m.w_nhwc, w, desc, m.y_nhwc, y,
+                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
+                                                         search.data(), search_ws));
+  m.algos_nhwc.clear();
+  std::size_t need = m.workspace.size();
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (!m.base_desc && perf[i].mathType != CUDNN_FMA_MATH) continue;  // FP32 baselines: FMA only
+    m.algos_nhwc.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo), perf[i].mathType});
+    need = std::max(need, perf[i].memory);
+  }
+  if (need > m.workspace.size()) m.workspace = DeviceBuffer<char>(need);
+  return !m.algos_nhwc.empty();
+}
 
 std::string ConvLibrary::version() {
   return cudnn_version_text();
@@ -296,12 +380,12 @@ std::string ConvLibrary::reference_name() const { return impl_->reference.name; 
 void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->run(impl_->reference, x, w, y, stream);
 }
-int ConvLibrary::algorithms() const { return int(impl_->algos.size()); }
-std::string ConvLibrary::algorithm_name(int i) const { return impl_->algos.at(std::size_t(i)).name; }
-std::size_t ConvLibrary::algorithm_workspace(int i) const { return impl_->algos.at(std::size_t(i)).workspace; }
+int ConvLibrary::algorithms(Layout l) const { return int(impl_->list(l).size()); }
+std::string ConvLibrary::algorithm_name(int i, Layout l) const { return impl_->list(l).at(std::size_t(i)).name; }
+std::size_t ConvLibrary::algorithm_workspace(int i, Layout l) const { return impl_->list(l).at(std::size_t(i)).workspace; }
 int ConvLibrary::reference_algorithm() const { return impl_->reference_index; }
-void ConvLibrary::run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream) {
-  impl_->run(impl_->algos.at(std::size_t(i)), x, w, y, stream);
+void ConvLibrary::run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream, Layout l) {
+  impl_->run(impl_->list(l).at(std::size_t(i)), x, w, y, stream, l);
 }
 
 #else  // no cuDNN in this build
@@ -319,9 +403,10 @@ ConvLibrary::~ConvLibrary() = default;
 bool ConvLibrary::have_cudnn() { return false; }
 Math ConvLibrary::math() const { return impl_->math; }
 std::string ConvLibrary::math_label() const { return math_name(impl_->math); }
-std::string ConvLibrary::algorithm_math(int) const {
+std::string ConvLibrary::algorithm_math(int, Layout) const {
   return impl_->math == Math::Tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
 }
+bool ConvLibrary::add_layout(Layout, const float*, const float*, float*, cudaStream_t) { return false; }
 std::string ConvLibrary::version() { return "no cuDNN in this build"; }
 std::string ConvLibrary::reference_name() const { return "im2col + cuBLAS FP32 (no cuDNN in this build)"; }
 std::string ConvLibrary::fused_name() const { return "im2col + cuBLAS FP32 + bias/ReLU kernel (no cuDNN in this build)"; }
@@ -332,11 +417,11 @@ void ConvLibrary::run_fused(const float* x, const float* w, const float* bias, c
 void ConvLibrary::run_reference(const float* x, const float* w, float* y, cudaStream_t stream) {
   impl_->im2col.run(x, w, y, stream);
 }
-int ConvLibrary::algorithms() const { return 1; }
-std::string ConvLibrary::algorithm_name(int) const { return "im2col + cuBLAS"; }
-std::size_t ConvLibrary::algorithm_workspace(int) const { return impl_->im2col.workspace(); }
+int ConvLibrary::algorithms(Layout l) const { return l == Layout::Nchw ? 1 : 0; }
+std::string ConvLibrary::algorithm_name(int, Layout) const { return "im2col + cuBLAS"; }
+std::size_t ConvLibrary::algorithm_workspace(int, Layout) const { return impl_->im2col.workspace(); }
 int ConvLibrary::reference_algorithm() const { return 0; }
-void ConvLibrary::run_algorithm(int, const float* x, const float* w, float* y, cudaStream_t stream) {
+void ConvLibrary::run_algorithm(int, const float* x, const float* w, float* y, cudaStream_t stream, Layout) {
   impl_->im2col.run(x, w, y, stream, impl_->math);
 }
 

@@ -107,6 +107,14 @@ CommonOptions parse_flags(int argc, const char* const* argv, const FlagHandler& 
     } else if (arg == "--csv") {
       o.csv = take_value();
       if (o.csv.empty()) throw ArgError("--csv: empty file name (valid: a path to a CSV file)");
+    } else if (arg == "--run") {
+      o.run = take_value();
+      const bool ok = !o.run.empty() && o.run.size() <= 64 &&
+                      o.run.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:._-") ==
+                          std::string::npos;
+      if (!ok) {
+        throw ArgError("--run: '" + o.run + "' is not a run id (valid: 1 to 64 of the characters A-Z a-z 0-9 : . _ -)");
+      }
     } else if (arg == "--dump") {
       o.dump = take_value();
       if (o.dump.empty()) throw ArgError("--dump: empty folder name (valid: a path to a folder)");
@@ -157,6 +165,7 @@ std::string common_usage(const std::string& dump_what) {
     << "  --seed S              seed of the random inputs (default " << d.seed << ")\n"
     << "  --no-verify           skip the correctness check (timing only)\n"
     << "  --csv FILE            append one result row to FILE (header written if new)\n"
+    << "  --run ID              the run the row belongs to (its `run` column; plots/bench.py sets it)\n"
     << "  --dump DIR            write " << dump_what << " as .npy files into DIR\n"
     << "  --self-test           run the built-in awkward problems; one PASS/FAIL line each\n"
     << "  --quick               with --self-test: only the small problems (for compute-sanitizer)\n"

@@ -23,7 +23,7 @@ const std::vector<std::string>& result_columns() {
       "gpu", "cuda", "chapter", "step", "problem", "m", "n", "k", "time_ms_median", "time_ms_min",
       "time_ms_max", "gflops", "gbps", "baseline", "baseline_time_ms", "ratio_to_baseline", "pct_of_peak",
       "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "peak_gflops", "peak_gbps", "part", "alt_baseline",
-      "alt_baseline_time_ms", "copy_gbps", "config", "math", "op", "tags"};
+      "alt_baseline_time_ms", "copy_gbps", "config", "math", "op", "tags", "run"};
   return cols;
 }
 
@@ -36,7 +36,7 @@ std::vector<std::string> to_fields(const ResultRow& r) {
           num(r.beta), std::to_string(r.iters), num(r.clock_mhz, "%.0f"), num(r.peak_gflops, "%.1f"),
           num(r.peak_gbps, "%.1f"), r.part, r.alt_baseline,
           r.alt_baseline.empty() ? std::string() : num(r.alt_baseline_time_ms),
-          r.copy_gbps > 0 ? num(r.copy_gbps, "%.1f") : std::string(), r.config, r.math, r.op, r.tags};
+          r.copy_gbps > 0 ? num(r.copy_gbps, "%.1f") : std::string(), r.config, r.math, r.op, r.tags, r.run};
 }
 
 std::string csv_escape(const std::string& field) {

@@ -34,6 +34,12 @@ int harness_main(int argc, char** argv, const StepInfo& step, Family& family) {
     return kOk;
   }
   if (family.answer_without_gpu()) return kOk;
+  try {
+    family.prepare();
+  } catch (const ArgError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return kBadArgs;
+  }
 
   std::string why;
   const int count = cuda_device_count(&why);
@@ -205,6 +211,7 @@ ResultRow make_result_row(const DeviceInfo& dev, const StepInfo& step, const Com
   r.math = math_key(step.math);
   r.op = step.op;
   r.tags = step.tags;
+  r.run = o.run;
   return r;
 }
 

@@ -81,3 +81,18 @@ TEST_CASE("a family's flags are tried first, then the shared ones") {
   CHECK_THROWS_WITH_AS(tut::parse_flags(2, unknown, nullptr), "'--y': unknown flag (see --help for the valid flags)",
                        ArgError);
 }
+
+TEST_CASE("--run takes a run id of safe characters, written as given") {
+  const char* ok[] = {"prog", "--run", "2026-11-27T02:00:00Z"};
+  CHECK(tut::parse_flags(3, ok, nullptr).run == "2026-11-27T02:00:00Z");
+  const char* none[] = {"prog"};
+  CHECK(tut::parse_flags(1, none, nullptr).run.empty());
+  const char* comma[] = {"prog", "--run=a,b"};
+  CHECK_THROWS_WITH_AS(tut::parse_flags(2, comma, nullptr),
+                       "--run: 'a,b' is not a run id (valid: 1 to 64 of the characters A-Z a-z 0-9 : . _ -)", ArgError);
+  const char* empty[] = {"prog", "--run="};
+  CHECK_THROWS_AS(tut::parse_flags(2, empty, nullptr), ArgError);
+  const std::string long_id(65, 'a');
+  const char* too_long[] = {"prog", "--run", long_id.c_str()};
+  CHECK_THROWS_AS(tut::parse_flags(3, too_long, nullptr), ArgError);
+}

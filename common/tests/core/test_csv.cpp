@@ -39,8 +39,8 @@ void write_file(const std::string& path, const std::string& text) {
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
 // The result columns before the last `dropped` were added.
-// The columns added last (what a step is: math, op, tags), after config.
-constexpr std::size_t kStepColumns = 3;
+// The columns added last, after config: what a step is (math, op, tags) and the run.
+constexpr std::size_t kStepColumns = 4;
 const std::vector<std::string> kNoStep(kStepColumns, "");
 
 std::vector<std::string> old_columns(std::size_t dropped) {
@@ -144,12 +144,12 @@ TEST_CASE("timestamps are ISO 8601 UTC") {
   CHECK(t.back() == 'Z');
 }
 
-TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms, copy_gbps, config, math, op, tags") {
+TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms, copy_gbps, config, math, op, tags, run") {
   const auto& cols = tut::result_columns();
-  REQUIRE(cols.size() >= 8);
-  const std::vector<std::string> last(cols.end() - 8, cols.end());
+  REQUIRE(cols.size() >= 9);
+  const std::vector<std::string> last(cols.end() - 9, cols.end());
   CHECK(last == std::vector<std::string>{"part", "alt_baseline", "alt_baseline_time_ms", "copy_gbps", "config", "math",
-                                         "op", "tags"});
+                                         "op", "tags", "run"});
   // Every column name is unique.
   for (std::size_t i = 0; i < cols.size(); ++i)
     for (std::size_t j = i + 1; j < cols.size(); ++j) CHECK(cols[i] != cols[j]);
@@ -160,36 +160,39 @@ TEST_CASE("result rows end with part, alt_baseline, alt_baseline_time_ms, copy_g
   r.alt_baseline_time_ms = 0.5;
   std::vector<std::string> f = tut::to_fields(r);
   REQUIRE(f.size() == cols.size());
-  CHECK(f[f.size() - 8] == "conv");
-  CHECK(f[f.size() - 7] == "cuDNN fastest (WINOGRAD_NONFUSED)");
-  CHECK(f[f.size() - 6] == "0.5");
-  CHECK(f[f.size() - 5].empty());  // no copy bandwidth measured: empty
-  CHECK(f[f.size() - 4].empty());  // no plan of its own: empty
+  CHECK(f[f.size() - 9] == "conv");
+  CHECK(f[f.size() - 8] == "cuDNN fastest (WINOGRAD_NONFUSED)");
+  CHECK(f[f.size() - 7] == "0.5");
+  CHECK(f[f.size() - 6].empty());  // no copy bandwidth measured: empty
+  CHECK(f[f.size() - 5].empty());  // no plan of its own: empty
   // No second baseline: its time is written empty, whatever the field holds.
   r.alt_baseline.clear();
   f = tut::to_fields(r);
+  CHECK(f[f.size() - 8].empty());
   CHECK(f[f.size() - 7].empty());
-  CHECK(f[f.size() - 6].empty());
   r.alt_baseline_time_ms = 0;
-  CHECK(tut::to_fields(r)[f.size() - 6].empty());
+  CHECK(tut::to_fields(r)[f.size() - 7].empty());
   // A baseline that took no measurable time still writes its time.
   r.alt_baseline = "x";
-  CHECK(tut::to_fields(r)[f.size() - 6] == "0");
+  CHECK(tut::to_fields(r)[f.size() - 7] == "0");
   // A measured copy bandwidth is written with one decimal.
   r.part = "gcn";
   r.copy_gbps = 2987.25;
-  CHECK(tut::to_fields(r)[f.size() - 5] == "2987.2");
+  CHECK(tut::to_fields(r)[f.size() - 6] == "2987.2");
   // A step's plan is written as it names it.
   r.config = "128x64 split 4";
-  CHECK(tut::to_fields(r)[f.size() - 4] == "128x64 split 4");
+  CHECK(tut::to_fields(r)[f.size() - 5] == "128x64 split 4");
   // What the step is, as declared: written as given.
   r.math = "tf32";
   r.op = "conv_bias_relu";
   r.tags = "all_layers layer_chart";
   f = tut::to_fields(r);
-  CHECK(f[f.size() - 3] == "tf32");
-  CHECK(f[f.size() - 2] == "conv_bias_relu");
-  CHECK(f[f.size() - 1] == "all_layers layer_chart");
+  CHECK(f[f.size() - 4] == "tf32");
+  CHECK(f[f.size() - 3] == "conv_bias_relu");
+  CHECK(f[f.size() - 2] == "all_layers layer_chart");
+  CHECK(f.back().empty());  // no --run: empty
+  r.run = "2026-11-27T02:00:00Z";
+  CHECK(tut::to_fields(r).back() == "2026-11-27T02:00:00Z");
 }
 
 TEST_CASE("legacy values: rows from before the part column were GEMM rows") {

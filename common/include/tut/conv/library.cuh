@@ -7,8 +7,10 @@
 //     included: the candidates are those cudnnFindConvolutionForwardAlgorithmEx runs, each then
 //     timed by the harness like a step), and IMPLICIT_PRECOMP_GEMM, the same method as the chapters'.
 //   Math::Tf32: CUDNN_DEFAULT_MATH, cuDNN's default, which lets it use the tensor cores in TF32 for
-//     FP32 data. The same two: the fastest of what the search runs in that math (each algorithm
-//     with the math type the search reports for it), and IMPLICIT_PRECOMP_GEMM.
+//     FP32 data. The fastest of what the search runs in that math (each algorithm with the math
+//     type the search reports for it), in NCHW and, after add_layout(Layout::Nhwc, ...), on
+//     channels-last copies of the same tensors: cuDNN's tensor-core kernels are up to twice as fast
+//     there, so a TF32 step is judged against the better of the two layouts.
 // Without cuDNN: the reference is im2col + cuBLAS SGEMM (FP32, no TF32), and the one baseline the
 // same in the step's math (TF32: CUBLAS_COMPUTE_32F_FAST_TF32); every output says so.
 #pragma once
@@ -16,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -42,6 +45,14 @@ class Im2colCublasConv {
   ConvProblem p_;
   DeviceBuffer<float> col_, y_gemm_;
 };
+
+// dst = src with its middle axis moved last: [outer][mid][inner] -> [outer][inner][mid]. x NCHW ->
+// NHWC is (N, C, H*W); w KCRS -> KRSC is (K, C, R*S). to_channels_first is the inverse ([outer][inner]
+// [mid] -> [outer][mid][inner]: y NPQK -> NKPQ is (N, K, P*Q)). One thread per element; not timed.
+void to_channels_last(const float* src, float* dst, std::int64_t outer, std::int64_t mid, std::int64_t inner,
+                      cudaStream_t stream);
+void to_channels_first(const float* src, float* dst, std::int64_t outer, std::int64_t mid, std::int64_t inner,
+                       cudaStream_t stream);
 
 class ConvLibrary {
  public:
@@ -71,14 +82,23 @@ class ConvLibrary {
   // the harness times each the way it times a step and calls the fastest "cuDNN fastest <math>" (the
   // search's own ranking comes from one run of each and moves between processes). Without `rank`,
   // or without cuDNN: IMPLICIT_PRECOMP_GEMM (im2col + cuBLAS) alone.
-  int algorithms() const;
-  std::string algorithm_name(int i) const;      // "FFT_TILING", "im2col + cuBLAS"
-  std::string algorithm_math(int i) const;      // the math cuDNN ran it in: "FMA", "tensor cores", ...
-  std::size_t algorithm_workspace(int i) const;  // bytes
-  // The index of IMPLICIT_PRECOMP_GEMM (the reference's algorithm) among them, in the baselines'
-  // math: with Math::Fp32 it computes what the reference computes.
+  // `layout`: the algorithms of the NCHW search (the constructor's) or of the NHWC one
+  // (add_layout; none before it). run_algorithm's x, w and y are tensors of that layout.
+  int algorithms(Layout layout = Layout::Nchw) const;
+  std::string algorithm_name(int i, Layout layout = Layout::Nchw) const;  // "FFT_TILING", "im2col + cuBLAS"
+  std::string algorithm_math(int i, Layout layout = Layout::Nchw) const;  // the math cuDNN ran it in: "FMA", "tensor cores", ...
+  std::size_t algorithm_workspace(int i, Layout layout = Layout::Nchw) const;  // bytes
+  // The index of IMPLICIT_PRECOMP_GEMM (the reference's algorithm) among the NCHW ones, in the
+  // baselines' math: with Math::Fp32 it computes what the reference computes.
   int reference_algorithm() const;
-  void run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream);
+  void run_algorithm(int i, const float* x, const float* w, float* y, cudaStream_t stream,
+                     Layout layout = Layout::Nchw);
+
+  // Runs cuDNN's search in the baselines' math on channels-last tensors: x NHWC, w KRSC and y NPQK
+  // (device buffers of p's sizes in that layout; y's contents are overwritten), within the
+  // constructor's workspace limit. Returns false (nothing added) without cuDNN, or when the search
+  // returns no algorithm that runs. Layout::Nhwc only.
+  bool add_layout(Layout layout, const float* x, const float* w, float* y, cudaStream_t stream);
 
   // The library's convolution with chapter 20's epilogue, y = max(conv + bias[k] (+ residual), 0):
   // cuDNN's cudnnConvolutionBiasActivationForward (IMPLICIT_PRECOMP_GEMM, which cuDNN requires for

@@ -33,6 +33,12 @@ TUT_HD constexpr int conv_out_size(int in, int filt, int pad, int stride, int di
   return (in + 2 * pad - dil * (filt - 1) - 1 + stride) / stride;  // == floor(...)/stride + 1 when >= 0
 }
 
+// Where a tensor's channels lie. Nchw: the layout of every step so far (x NCHW, w KCRS, y NKPQ).
+// Nhwc, channels last (x NHWC, w KRSC, y NPQK): the layout cuDNN's tensor-core kernels prefer, used
+// for its TF32 baselines (conv/library.cuh).
+enum class Layout { Nchw, Nhwc };
+inline const char* layout_name(Layout l) { return l == Layout::Nhwc ? "NHWC" : "NCHW"; }
+
 struct ConvProblem {
   int n = 1, c = 1, h = 1, w = 1;  // input
   int k = 1, r = 1, s = 1;         // filter: K output channels, R x S taps

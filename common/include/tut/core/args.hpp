@@ -22,6 +22,8 @@ struct CommonOptions {
   std::uint64_t seed = 2024;
   bool verify = true;
   std::string csv;                   // append one result row to this file
+  std::string run;                   // the run this process belongs to, written in its row's `run` column
+                                     // (plots/bench.py gives one id to every process it starts)
   std::string dump;                  // write the run's tensors as .npy into this folder
   bool self_test = false;
   bool quick = false;                // with --self-test: only the small problems

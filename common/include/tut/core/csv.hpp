@@ -35,6 +35,10 @@ struct ResultRow {
   // "fp64"), what it computes ("gemm", "conv_bias_relu", "spmm", ...) and its tags ("suite planned").
   // The plots classify rows by these, never by a chapter's number.
   std::string math, op, tags;
+  // The run the process belonged to (--run; empty when none was given): plots/bench.py gives every
+  // process it starts the same id, so the plots can tell the processes of one run apart from older
+  // ones, a step run several times included (docs/measuring.md: the library's best of N processes).
+  std::string run;
 };
 
 // The header, in order.

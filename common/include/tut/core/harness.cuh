@@ -38,6 +38,9 @@ class Family {
   // A request the family answers without a GPU (a table listing, say): true when it printed the
   // answer and the run is over (exit 0).
   virtual bool answer_without_gpu() { return false; }
+  // Reads what the flags name (a --graph file, say) before any GPU work and before the banner, so a
+  // malformed input gets its one error line as a bad flag does. Throws ArgError (exit 2).
+  virtual void prepare() {}
   virtual int self_test(const DeviceInfo& dev) = 0;
   virtual int benchmark(const DeviceInfo& dev) = 0;
 };
