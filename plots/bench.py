@@ -21,12 +21,18 @@ vendor library in the same process); this script only chooses the problems:
         the binary names the graph in its row.
 A step built for one GPU architecture only (chapter 12: sm_90a) refuses any other GPU (exit 3 with
 the GPU still there); it is skipped in one line, not counted as a failure.
+Every process gets the run's id (--run; its row's `run` column). A library's time moves between
+processes (cuDNN's by up to 2x, its choice of algorithm too), the steps' do not: the tables compare
+each step with the library's best median over the processes of the run that timed it on the same
+problem. Where fewer than --processes (default 3) did (a step alone with its library: the fused
+epilogue, the TF32 convolution, most GCN pieces), the last such step runs again until enough did.
 Exits 1 if any run failed verification or crashed, 3 if there is no GPU.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,6 +56,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-run-seconds", type=float, default=5.0,
                     help="skip a sweep size whose single run is predicted (from the headline) to take longer")
     ap.add_argument("--log", type=Path, help="where the binaries' full output goes (default: next to the manifest)")
+    ap.add_argument("--processes", type=int, default=3,
+                    help="run a step again until at least this many processes timed each library on each problem "
+                         "(default 3; the tables compare with the best of them)")
     args = ap.parse_args(argv)
 
     parts = PARTS if args.part == "all" else (args.part,)
@@ -72,15 +81,22 @@ def main(argv=None) -> int:
     # list, every part: a file holds them all), before any binary appends to the file.
     fill_results([csv_path, plans_path], {**declarations(manifest), **gcn.TORCH_STEPS})
 
+    if args.processes < 1:
+        raise SystemExit(f"error: --processes: {args.processes} is out of range (valid: an integer >= 1)")
+    run_id = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    print(f"bench: run {run_id}; each library timed in at least {args.processes} processes per problem")
     skipped = []
     with log_path.open("a") as log:
-        runner = Runner(csv_path, plans_path, log, log_path, args)
+        runner = Runner(csv_path, plans_path, log, log_path, args, run_id)
         for step in steps:
             try:
                 FAMILIES[step["part"]].bench(runner, step)
             except StepSkipped as why:
                 skipped.append(step["name"])
                 print(f"  {step['name']:<28} skipped: {why}")
+        n = runner.top_up(args.processes)
+        if n:
+            print(f"bench: {n} repeated runs, so that every library was timed in at least {args.processes} processes")
 
     if skipped:
         print(f"bench: skipped on this GPU (built for another architecture): {', '.join(skipped)}")

@@ -39,6 +39,7 @@ check (its row says verified no) or a variant could not run (no row), 2 bad argu
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import warnings
@@ -186,7 +187,7 @@ def copy_bandwidth(torch, dev, time_runs) -> float:
 
 def make_row(*, gpu: str, cuda: str, chapter: str, step: str, problem: str, shape: dict, times: list[float],
              baseline: str, baseline_ms: float, max_abs: float, rel_err: float, tol: float, ref_max: float,
-             copy_gbps: float, iters: int) -> dict:
+             copy_gbps: float, iters: int, run: str = "") -> dict:
     """The CSV fields of one timed variant (column -> text), formatted as the binaries format them."""
     med, lo, hi = statistics.median(times), min(times), max(times)
     flops, nbytes = layer_cost(shape["v"], shape["nnz"], shape["f_in"], shape["f_out"])
@@ -202,6 +203,7 @@ def make_row(*, gpu: str, cuda: str, chapter: str, step: str, problem: str, shap
         "iters": str(iters), "clock_mhz": "0", "peak_gflops": "0.0", "peak_gbps": "0.0", "part": "gcn",
         "alt_baseline": "", "alt_baseline_time_ms": "", "copy_gbps": f"{copy_gbps:.1f}" if copy_gbps > 0 else "",
         **dict(zip(results.STEP_COLUMNS, TORCH_STEPS[chapter])),  # what it is: FP64, the whole layer
+        results.RUN_COLUMN: run,
     }
 
 
@@ -210,6 +212,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dump", required=True, type=Path, help="folder a Part III binary wrote with --dump")
     ap.add_argument("--problem", help="the dumped run's problem name (its CSV row's `problem`); needed with --csv")
     ap.add_argument("--csv", type=Path, help="results CSV to append the rows to (default: print only)")
+    ap.add_argument("--run", default="", help="the run id to write in the rows (as the binaries' --run; "
+                                              "the plots take PyTorch's best time over a run's processes)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--tol", type=float, default=1e-9,
@@ -222,6 +226,8 @@ def main(argv=None) -> int:
         ap.error("--csv needs --problem (the dumped run's problem name, as its CSV row has it)")
     if args.warmup < 0 or args.iters < 1:
         ap.error("--warmup must be >= 0 and --iters >= 1")
+    if args.run and not re.fullmatch(r"[A-Za-z0-9:._-]{1,64}", args.run):
+        ap.error(f"--run: {args.run!r} is not a run id (valid: 1 to 64 of the characters A-Z a-z 0-9 : . _ -)")
 
     try:
         import torch
@@ -286,7 +292,7 @@ def main(argv=None) -> int:
                            baseline=base["step"] if base else step,
                            baseline_ms=float(base["time_ms_median"]) if base else statistics.median(times),
                            max_abs=max_abs, rel_err=rel, tol=args.tol, ref_max=ref_max,
-                           copy_gbps=copy_gbps, iters=args.iters)
+                           copy_gbps=copy_gbps, iters=args.iters, run=args.run)
             rows.append({"times": times, "fields": row})
             failed |= row["verified"] != "yes"
             print(f"{chapter:<12} {row['time_ms_median']:>9} ms [{row['time_ms_min']}, {row['time_ms_max']}]  "

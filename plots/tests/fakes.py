@@ -45,3 +45,8 @@ def manifest_line(kind: str, part: str, name: str, binary: str, math: str | None
     _, m, op, tags = DECLARED.get(name, (part, *_DEFAULTS[part], ""))
     tags = " ".join(t for t in tags.split() if t not in drop_tags)
     return f"{kind}\t{part}\t{name}\tt\t{binary}\t/src\t{math or m}\t{op}\t{tags}\n"
+
+
+def recorded(path) -> list[str]:
+    """The command lines a fake recorded, without bench.py's `--run ID` (the run's id differs per run)."""
+    return [_re.sub(r" --run \S+", "", c) for c in _Path(path).read_text().splitlines()]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import bench
-from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line
+from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line, recorded
 from tut_plots import conv as conv_plots, gemm, runner
 
 
@@ -42,7 +42,7 @@ def test_missing_manifest_says_build_first(tmp_path):
 def test_no_gpu_stops_with_one_sentence(tmp_path):
     exe = fake_binary(tmp_path, 'echo "error: no CUDA GPU available: no driver" >&2; exit 3')
     with pytest.raises(SystemExit, match="no CUDA GPU"):
-        bench.main(["--manifest", str(write_manifest(tmp_path, exe)), "--out-dir", str(tmp_path)])
+        bench.main(["--processes", "1", "--manifest", str(write_manifest(tmp_path, exe)), "--out-dir", str(tmp_path)])
 
 
 def test_device_facts_are_parsed(tmp_path):
@@ -134,7 +134,7 @@ def parts_manifest(tmp_path: Path, steps: list[tuple[str, str, str]]) -> Path:
 
 
 def calls(tmp_path: Path) -> list[str]:
-    return [c for c in (tmp_path / "calls.txt").read_text().splitlines() if "--device-info" not in c
+    return [c for c in recorded(tmp_path / "calls.txt") if "--device-info" not in c
             and "--layer list" not in c and not c.endswith(" --help")]
 
 
@@ -169,7 +169,7 @@ def test_conv_layer_table_errors(tmp_path, table, message):
 
 def test_conv_part_runs_the_headline_everywhere_and_the_table_from_15_on(tmp_path, capsys):
     m = conv_manifest(tmp_path)
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path / "data"), "--part", "conv"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path / "data"), "--part", "conv"]) == 0
     csv_path = tmp_path / "data" / "fake-gpu.csv"
     assert calls(tmp_path) == [
         f"13_direct_conv --layer seed_3x3 --csv {csv_path}",
@@ -185,20 +185,39 @@ def test_conv_part_runs_the_headline_everywhere_and_the_table_from_15_on(tmp_pat
     assert (tmp_path / "results-csv").read_text() == f"{csv_path}\n"
 
 
+def test_each_library_is_timed_in_three_processes(tmp_path, capsys):
+    """Where fewer than three processes timed a library on a problem (step 15 and 17 alone run the
+    other layers), the last of them runs again, with the same flags; every process writes the run's id."""
+    m = conv_manifest(tmp_path)
+    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path / "data"), "--part", "conv"]) == 0
+    csv_path = tmp_path / "data" / "fake-gpu.csv"
+    made = calls(tmp_path)
+    assert made[:7] == [c.split(" --run ")[0] for c in made[:7]]  # the first pass as with --processes 1
+    assert made[7:] == [f"17_implicit_gemm_warp_tiles --layer r50_conv1 --csv {csv_path} --iters 10 --warmup 2",
+                        f"17_implicit_gemm_warp_tiles --layer r50_c2_1x1_up --csv {csv_path} --iters 10 --warmup 2"]
+    ids = {re.search(r"--run (\S+)", c).group(1) for c in (tmp_path / "calls.txt").read_text().splitlines()
+           if "--csv" in c}
+    assert len(ids) == 1
+    out = capsys.readouterr().out
+    assert "process 3 of 3" in out and "bench: 2 repeated runs" in out
+    with pytest.raises(SystemExit, match="--processes: 0 is out of range"):
+        bench.main(["--manifest", str(m), "--out-dir", str(tmp_path / "data"), "--processes", "0"])
+
+
 def test_all_layers_includes_the_slow_steps(tmp_path):
     m = conv_manifest(tmp_path)
-    bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--all-layers",
+    bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--all-layers",
                 "--steps", "13_direct_conv"])
     assert [c.split()[2] for c in calls(tmp_path)] == ["seed_3x3", "r50_conv1", "r50_c2_1x1_up"]
 
 
 def test_headline_only_and_max_run_seconds(tmp_path, capsys):
     m = conv_manifest(tmp_path)
-    bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--headline-only"])
+    bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--headline-only"])
     assert [c.split()[2] for c in calls(tmp_path)] == ["seed_3x3"] * 3
     (tmp_path / "calls.txt").unlink()
     # The fake's headline takes 2 ms: r50_conv1 has 0.128 of its FLOPs (0.26 ms), r50_c2_1x1_up 0.056 (0.11 ms).
-    bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--steps", "17_implicit_gemm_warp_tiles",
+    bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--steps", "17_implicit_gemm_warp_tiles",
                 "--max-run-seconds", "0.0002"])
     assert [c.split()[2] for c in calls(tmp_path)] == ["seed_3x3", "r50_c2_1x1_up"]
     assert re.search(r"17_implicit_gemm_warp_tiles +r50_conv1 +skipped: one run would take", capsys.readouterr().out)
@@ -206,7 +225,7 @@ def test_headline_only_and_max_run_seconds(tmp_path, capsys):
 
 def test_all_parts_run_gemm_first_with_unchanged_commands(tmp_path):
     m = conv_manifest(tmp_path)
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--headline-only"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--headline-only"]) == 0
     assert calls(tmp_path) == [
         f"01_naive_gemm --m 4096 --n 4096 --k 4096 --csv {tmp_path / 'fake-gpu.csv'}",
         *[f"{name} --layer seed_3x3 --csv {tmp_path / 'fake-gpu.csv'}"
@@ -216,7 +235,7 @@ def test_all_parts_run_gemm_first_with_unchanged_commands(tmp_path):
 
 def test_gemm_part_runs_no_conv_step(tmp_path):
     m = conv_manifest(tmp_path)
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
     made = calls(tmp_path)
     assert all(c.startswith("01_naive_gemm --m ") for c in made)
     assert len(made) == 1 + len(gemm.SWEEP)
@@ -224,7 +243,7 @@ def test_gemm_part_runs_no_conv_step(tmp_path):
 
 def test_conv_row_for_another_layer_is_a_failure(tmp_path, capsys):
     m = conv_manifest(tmp_path, wrong_problem="seed_3x3")  # step 17 writes a seed_3x3 row for r50_conv1
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 1
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"17_implicit_gemm_warp_tiles +r50_conv1 +FAILED: exit 0, no result", out)
     assert "FAILURES" in out
@@ -232,7 +251,7 @@ def test_conv_row_for_another_layer_is_a_failure(tmp_path, capsys):
 
 def test_conv_verification_failure_is_reported(tmp_path, capsys):
     m = conv_manifest(tmp_path, exit_code=1)
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--headline-only"]) == 1
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv", "--headline-only"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"FAILURES:\n.*17_implicit_gemm_warp_tiles +seed_3x3 +failed verification", out, re.S)
     assert "verified: no" in out
@@ -241,7 +260,7 @@ def test_conv_verification_failure_is_reported(tmp_path, capsys):
 def test_no_steps_of_the_part(tmp_path):
     m = parts_manifest(tmp_path, [("gemm", "01_naive_gemm", "/bin/true")])
     with pytest.raises(SystemExit, match="no steps of part 'conv'"):
-        bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"])
+        bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"])
 
 
 def test_the_fused_epilogue_runs_every_layer_and_reports_its_own_baselines(tmp_path, capsys):
@@ -250,7 +269,7 @@ def test_the_fused_epilogue_runs_every_layer_and_reports_its_own_baselines(tmp_p
         ("conv", "19_implicit_gemm_double_buffer", fake_step(tmp_path, "19_implicit_gemm_double_buffer")),
         ("conv", "20_fused_epilogue", fake_step(tmp_path, "20_fused_epilogue")),
     ])
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 0
     csv_path = tmp_path / "fake-gpu.csv"
     made = calls(tmp_path)
     assert made[3:] == [
@@ -302,7 +321,7 @@ def test_bench_fills_older_rows_before_it_runs(tmp_path, capsys):
     from test_gcn import fake_gcn  # a fake that appends rows of the current header, as the binaries do
     m.write_text(m.read_text() + manifest_line("chapter", "gcn", "22_skinny_gemm_naive",
                                                fake_gcn(tmp_path, "22_skinny_gemm_naive")))
-    assert bench.main(["--manifest", str(m), "--out-dir", str(data), "--part", "gcn"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(data), "--part", "gcn"]) == 0
     assert f"{old}: math, op and tags filled from the step list in {len(recs) - 1} rows" in capsys.readouterr().out
     rows = results.load(old)
     fused = [r for r in rows if r.chapter == "20_fused_epilogue"]

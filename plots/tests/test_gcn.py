@@ -1,7 +1,7 @@
 """Part III (GCN inference, FP64): the copy_gbps column and the gcn rows (results.py, gcn.py), the gcn
 steps of bench.py (against fake binaries), plot.py's gcn charts and tables on the committed sample (fake
 numbers for the tests only), and the pieces of torch_gcn.py that need neither PyTorch nor a GPU."""
-from fakes import DECLARED, MANIFEST_HEADER, manifest_line
+from fakes import DECLARED, MANIFEST_HEADER, manifest_line, recorded
 import csv
 import importlib.util
 import re
@@ -53,7 +53,7 @@ def test_header_is_the_binaries_header():
     body = src[src.index("result_columns()"):]
     body = body[: body.index("};")]
     assert tuple(re.findall(r'"(\w+)"', body)) == results.HEADER
-    assert results.HEADER[-5:] == (results.COPY_COLUMN, results.CONFIG_COLUMN, *results.STEP_COLUMNS)
+    assert results.HEADER[-6:] == (results.COPY_COLUMN, results.CONFIG_COLUMN, *results.STEP_COLUMNS, results.RUN_COLUMN)
     assert set(results.COLUMNS) <= set(results.HEADER)
 
 
@@ -248,12 +248,12 @@ def gcn_manifest(tmp_path: Path, steps) -> Path:
 
 
 def gcn_calls(tmp_path: Path) -> list[str]:
-    return [c for c in (tmp_path / "calls.txt").read_text().splitlines() if "--device-info" not in c]
+    return [c for c in recorded(tmp_path / "calls.txt") if "--device-info" not in c]
 
 
 def test_gcn_steps_run_their_default_problem_with_no_flags(tmp_path, capsys):
     m = gcn_manifest(tmp_path, [("gcn", n, fake_gcn(tmp_path, n)) for n in ("25_skinny_gemm_coalesced", "29_fused_gcn_layer")])
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 0
     csv_path = tmp_path / "fake-gpu.csv"
     assert gcn_calls(tmp_path) == [f"25_skinny_gemm_coalesced --csv {csv_path}", f"29_fused_gcn_layer --csv {csv_path}"]
     out = capsys.readouterr().out
@@ -264,7 +264,7 @@ def test_gcn_steps_run_their_default_problem_with_no_flags(tmp_path, capsys):
 def test_all_parts_run_gcn_last(tmp_path):
     m = gcn_manifest(tmp_path, [("gcn", "22_skinny_gemm_naive", fake_gcn(tmp_path, "22_skinny_gemm_naive")),
                                 ("gemm", "01_naive_gemm", fake_gcn(tmp_path, "01_naive_gemm"))])
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--headline-only"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--headline-only"]) == 0
     assert gcn_calls(tmp_path) == [f"01_naive_gemm --m 4096 --n 4096 --k 4096 --csv {tmp_path / 'fake-gpu.csv'}",
                                    f"22_skinny_gemm_naive --csv {tmp_path / 'fake-gpu.csv'}"]
 
@@ -272,9 +272,9 @@ def test_all_parts_run_gcn_last(tmp_path):
 def test_a_gcn_run_that_appends_no_row_fails(tmp_path, capsys):
     name = "27_spmm_warp_per_row"
     m = gcn_manifest(tmp_path, [("gcn", name, fake_gcn(tmp_path, name))])
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 0
     (tmp_path / f"{name}.silent").touch()  # now it exits 0 without a row: the last row is its own, older one
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 1
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 1
     assert re.search(rf"{name} +default graph +FAILED: exit 0, no result", capsys.readouterr().out)
 
 
@@ -282,7 +282,7 @@ def test_a_refused_or_unverified_gcn_step_fails(tmp_path, capsys):
     m = gcn_manifest(tmp_path, [("gcn", "26_spmm_row_per_thread", fake_gcn(tmp_path, "26_spmm_row_per_thread", exit_code=1)),
                                 ("gcn", "28_log_softmax", fake_gcn(tmp_path, "28_log_softmax", exit_code=2))])
     (tmp_path / "28_log_softmax.silent").touch()  # a refusal (exit 2) writes no row
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 1
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"]) == 1
     out = capsys.readouterr().out
     assert re.search(r"FAILURES:\n.*26_spmm_row_per_thread +default graph +failed verification", out, re.S)
     assert re.search(r"28_log_softmax +default graph +exited 2 without a result", out)
@@ -291,7 +291,7 @@ def test_a_refused_or_unverified_gcn_step_fails(tmp_path, capsys):
 def test_no_gcn_steps(tmp_path):
     m = gcn_manifest(tmp_path, [("gemm", "01_naive_gemm", "/bin/true")])
     with pytest.raises(SystemExit, match="no steps of part 'gcn'"):
-        bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"])
+        bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gcn"])
 
 
 # ---- plot.py ------------------------------------------------------------------------------------

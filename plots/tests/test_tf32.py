@@ -15,7 +15,7 @@ import pytest
 
 import bench
 import plot
-from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line
+from fakes import MANIFEST_HEADER, PREAMBLE, manifest_line, recorded
 from markers import (CHAPTER_BEGIN, CHAPTER_END, CONV_README_BEGIN, CONV_README_END, CONV_TF32_BEGIN, CONV_TF32_END,
                      GEMM_TF32_BEGIN, GEMM_TF32_END, README_BEGIN, README_END)
 from tut_plots import gemm, results
@@ -313,7 +313,7 @@ def manifest(tmp_path: Path, steps) -> Path:
 
 def problems(tmp_path: Path, name: str) -> list[str]:
     out = []
-    for c in (tmp_path / "calls.txt").read_text().splitlines():
+    for c in recorded(tmp_path / "calls.txt"):
         tok = c.split()
         if tok[0] != name or "--device-info" in tok or tok[1:] == ["--help"] or tok[1:3] == ["--layer", "list"]:
             continue
@@ -329,7 +329,7 @@ GEMM_STEPS = [("baseline", "gemm", "cublas_sgemm", "fp32", False), ("baseline", 
 
 def test_tf32_gemm_steps_run_the_headline_the_sweep_and_the_suite(tmp_path, capsys):
     m = manifest(tmp_path, GEMM_STEPS)
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
     sweep = [gemm.HEADLINE] + [gemm.mnk_name(x) for x in gemm.SWEEP]
     extra = [gemm.mnk_name(x) for x in gemm.SUITE if x not in gemm.SWEEP and gemm.mnk_name(x) != gemm.HEADLINE]
     for name in ("cublas_sgemm", "cublas_tf32", "10_small_problems", "11_tensor_core_mma", "12_tma_wgmma"):
@@ -346,7 +346,7 @@ def test_tf32_gemm_steps_run_the_headline_the_sweep_and_the_suite(tmp_path, caps
 def test_the_tf32_conv_step_runs_every_layer(tmp_path, capsys):
     m = manifest(tmp_path, [("chapter", "conv", "19_implicit_gemm_double_buffer", "fp32", False),
                             ("chapter", "conv", "21_implicit_gemm_tf32", "tf32", False)])
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 0
     assert problems(tmp_path, "21_implicit_gemm_tf32") == ["seed_3x3", "r50_conv1"]
     out = [line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("21_")]
     assert all("120.0% of TF32 precomp" in line and "80.0% of cuDNN fastest TF32 allowed (IMPLICIT_GEMM)" in line
@@ -359,7 +359,7 @@ def test_a_step_for_another_architecture_is_skipped_in_one_line(tmp_path, capsys
     m = manifest(tmp_path, [("chapter", "gemm", "11_tensor_core_mma", "tf32", False),
                             ("chapter", "gemm", "12_tma_wgmma", "tf32", True),
                             ("baseline", "gemm", "cublas_tf32", "tf32", False)])
-    assert bench.main(["--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "gemm"]) == 0
     assert problems(tmp_path, "12_tma_wgmma") == [gemm.HEADLINE]  # tried once, then skipped
     assert len(problems(tmp_path, "cublas_tf32")) == 12
     out = capsys.readouterr().out

@@ -52,13 +52,16 @@ CONFIG_COLUMN = "config"
 # Appended when a step's declaration reached its rows: what the step is (core/step.hpp).
 STEP_COLUMNS = ("math", "op", "tags")
 MATHS = ("fp32", "tf32", "fp64")
+# Appended last: the run a row's process belonged to (--run; bench.py gives every process it starts
+# one id). Empty for a process started by hand, and in a file written before it (read as empty).
+RUN_COLUMN = "run"
 
 # The whole header as the binaries write it today, in order (common/src/core/csv.cpp,
 # result_columns(); a test checks the two agree). torch_gcn.py writes its rows with it.
 HEADER = ("gpu", "cuda", "chapter", "step", "problem", "m", "n", "k", "time_ms_median", "time_ms_min",
           "time_ms_max", "gflops", "gbps", "baseline", "baseline_time_ms", "ratio_to_baseline", "pct_of_peak",
           "rel_err", "verified", "timestamp", "alpha", "beta", "iters", "clock_mhz", "peak_gflops", "peak_gbps",
-          *PART_COLUMNS, COPY_COLUMN, CONFIG_COLUMN, *STEP_COLUMNS)
+          *PART_COLUMNS, COPY_COLUMN, CONFIG_COLUMN, *STEP_COLUMNS, RUN_COLUMN)
 
 
 class CsvError(Exception):
@@ -230,6 +233,7 @@ def load(path: str | Path) -> list[Row]:
             fields[CONFIG_COLUMN] = raw[CONFIG_COLUMN] if has_config else ""
             for col in STEP_COLUMNS:
                 fields[col] = raw[col].strip()
+            fields[RUN_COLUMN] = raw.get(RUN_COLUMN, "").strip()
             if not fields["op"] or fields["math"] not in MATHS:
                 raise CsvError(f"{path}:{line}: the row of {fields['chapter']!r} has no valid math and op (math "
                                f"{raw['math']!r}, op {raw['op']!r}; math is one of {', '.join(MATHS)}): fill them "
@@ -330,13 +334,82 @@ def of_part(rows, part: str) -> list[Row]:
     return [r for r in rows if r.part == part]
 
 
-def latest(rows: list[Row]) -> dict[tuple[str, str], Row]:
-    """The newest row for each (chapter, problem): re-running a step replaces its numbers."""
+def newest(rows: list[Row]) -> dict[tuple[str, str], Row]:
+    """The newest row for each (chapter, problem), as it was written."""
     out: dict[tuple[str, str], Row] = {}
     for r in rows:
         key = (r.chapter, r.problem)
         if key not in out or r.timestamp >= out[key].timestamp:
             out[key] = r
+    return out
+
+
+def latest(rows: list[Row]) -> dict[tuple[str, str], Row]:
+    """The newest row for each (chapter, problem) (re-running a step replaces its numbers), with its
+    library baselines replaced by the libraries at their best (references): what every table and
+    chart shows."""
+    shown = newest(rows)
+    same_run: dict[tuple[str, str, str], list[Row]] = {}
+    for r in rows:
+        if r.run:
+            same_run.setdefault((r.chapter, r.problem, r.run), []).append(r)
+    for key, r in shown.items():
+        procs = same_run.get((r.chapter, r.problem, r.run), [r]) if r.run else [r]
+        shown[key] = Row({**r.fields, "processes": tuple(procs)})
+    return references(shown)
+
+
+# The library's time a shown row is compared with is not the one measured in its own process: a
+# library's time moves between processes (up to 2x for cuDNN, whose search may even pick another
+# algorithm), the steps' do not. Every process that timed the same library on the same problem in the
+# runs the shown rows come from (the steps' own processes, and the repeats bench.py adds until there
+# are at least three) is one candidate; the reference is the best (lowest) median among them, with the
+# name that process gave (cuDNN's algorithm). The binary's own output keeps its in-process ratio; the
+# row keeps it as own_baseline, own_baseline_time_ms and own_ratio_to_baseline (own_alt_... likewise).
+SLOTS = (("baseline", "baseline_time_ms", "ratio_to_baseline"),
+         ("alt_baseline", "alt_baseline_time_ms", "alt_ratio_to_baseline"))
+
+
+def library_key(r: Row, slot: int) -> tuple:
+    """What makes two rows' baselines the same library on the same problem: the step's part, math and
+    op (the steps that compare with the same libraries), the problem, the slot, and the baseline's
+    name less its parenthesis (the algorithm cuDNN picked may differ between processes)."""
+    name = r.fields[SLOTS[slot][0]]
+    return (r.part, r.math, r.op, r.problem, slot, baseline_family(name)[0])
+
+
+def references(shown: dict[tuple[str, str], Row]) -> dict[tuple[str, str], Row]:
+    """shown with every row's baselines replaced by the best over the processes (see SLOTS); each slot
+    also gets <slot>_processes (how many), <slot>_lo and <slot>_hi (the spread of their medians)."""
+    candidates: dict[tuple, list[tuple[float, str, str]]] = {}
+    for r in shown.values():
+        for slot, (name_col, time_col, _) in enumerate(SLOTS):
+            for p in r.fields.get("processes", (r,)):
+                t = p.fields[time_col]
+                if t is not None and p.fields[name_col]:
+                    candidates.setdefault(library_key(p, slot), []).append((t, p.timestamp, p.fields[name_col]))
+    out = {}
+    for key, r in shown.items():
+        f = dict(r.fields)
+        for slot, (name_col, time_col, ratio_col) in enumerate(SLOTS):
+            own = r.fields[time_col]
+            f["own_" + name_col], f["own_" + time_col] = r.fields[name_col], own
+            f["own_" + ratio_col] = own / r.time_ms_median if own else float("nan")
+            c = candidates.get(library_key(r, slot)) if r.fields[name_col] else None
+            if not c:
+                f[name_col + "_processes"], f[name_col + "_lo"], f[name_col + "_hi"] = 0, None, None
+                continue
+            seen = {}  # one candidate per process: a row appears once per (step, problem) it shows
+            for t, stamp, name in c:
+                seen[(t, stamp, name)] = None
+            times = sorted(seen, key=lambda x: (x[0], x[1]))
+            best_t, _, best_name = times[0]
+            f[name_col], f[time_col] = best_name, best_t
+            if slot == 0:
+                f["ratio_to_baseline"] = best_t / r.time_ms_median
+            f[name_col + "_processes"] = len(times)
+            f[name_col + "_lo"], f[name_col + "_hi"] = times[0][0], times[-1][0]
+        out[key] = Row(f)
     return out
 
 

@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import fmt
 from .results import STEP_COLUMNS, CsvError, fill_steps
 
 NO_GPU = 3
@@ -85,15 +86,42 @@ def vs_alt(row: dict) -> float | None:
     return float(alt) / float(row["time_ms_median"]) if alt else None
 
 
+def library_group(step: dict, problem: str) -> tuple[str, str, str, str]:
+    """The steps that time the same libraries on a problem: the same part, math and op (as declared)."""
+    return (step["part"], step["math"], step["op"], problem)
+
+
 class Runner:
     """Runs the steps' binaries, each appending its row to csv_path (a planning step's candidates to
     plans_path), their whole output to the log; gathers the failures. shared: what a family reads
-    once and reuses for its later steps (conv: the layer table)."""
+    once and reuses for its later steps (conv: the layer table). run_id: the id every process of this
+    run writes in its row (--run), so the plots compare each step with the best of the libraries'
+    times over this run's processes (results.references)."""
 
-    def __init__(self, csv_path: Path, plans_path: Path, log, log_path: Path, args):
+    def __init__(self, csv_path: Path, plans_path: Path, log, log_path: Path, args, run_id: str):
         self.csv_path, self.plans_path, self.log, self.log_path, self.args = csv_path, plans_path, log, log_path, args
+        self.run_id = run_id
         self.failures: list[str] = []
         self.shared: dict = {}
+        # Every run that appended a result row, by library group: (step, problem, tag, flags, extra).
+        self.done: dict[tuple, list[tuple]] = {}
+
+    def top_up(self, processes: int) -> int:
+        """Runs again the last step of each library group that fewer than `processes` processes timed
+        (a step alone with its library: the fused epilogue, the TF32 convolution, most GCN pieces),
+        until that many did; each repeat verifies and appends its row like the first. Returns the
+        number of repeats."""
+        repeats = 0
+        for group, runs in self.done.items():
+            step, problem, tag, flags, extra = runs[-1]
+            for i in range(len(runs), processes):
+                row, secs = self.run(step, problem, f"{tag} (process {i + 1} of {processes})", flags, extra, record=False)
+                repeats += 1
+                if row is not None:
+                    t = row.get("baseline_time_ms")
+                    print(f"  {tag} process {i + 1} of {processes}: {row.get('baseline', '')} "
+                          f"{fmt.ms(float(t)) + ' ms' if t else ''}  ({secs:.0f} s)")
+        return repeats
 
     def sweep_flags(self) -> list[str]:
         """The flags of every run after a step's headline one: fewer timed runs."""
@@ -108,11 +136,12 @@ class Runner:
         return True
 
     def run(self, step: dict, problem: str | None, tag: str, flags: list[str], extra: list[str],
-            out: Path | None = None) -> tuple[dict | None, float]:
+            out: Path | None = None, record: bool = True) -> tuple[dict | None, float]:
         """Runs one step on one problem (None: the binary's default, named in its row); returns its
-        CSV row (None when it appended none) and the seconds taken."""
+        CSV row (None when it appended none) and the seconds taken. record: count the run in its
+        library group (top_up)."""
         out = out or self.csv_path
-        cmd = [step["binary"], *flags, "--csv", str(out), *extra]
+        cmd = [step["binary"], *flags, "--csv", str(out), "--run", self.run_id, *extra]
         self.log.write(f"\n$ {' '.join(cmd)}\n")
         self.log.flush()
         before = len(read_rows(out))
@@ -134,4 +163,6 @@ class Runner:
             return None, 0.0
         if p.returncode == 1:
             self.failures.append(f"{tag} failed verification")
+        elif record and out == self.csv_path:
+            self.done.setdefault(library_group(step, row["problem"]), []).append((step, problem, tag, flags, extra))
         return row, time.time() - t0
