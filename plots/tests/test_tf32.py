@@ -210,13 +210,15 @@ def test_part_gemm_leaves_the_conv_tf32_section_alone(tree):
 @pytest.fixture
 def conv_tree(tree):
     """The parts sample (FP32 GEMM and convolution, 13-20) with chapter 21's TF32 rows appended, its
-    baselines named as the conv harness names them (common/src/conv/harness.cu, baseline_name), not as
-    the sample does: the plots depend on "TF32" in the names, not on the rest of the wording."""
+    baselines named as the conv harness names them (common/src/conv/harness.cu, baseline_name): cuDNN
+    in NHWC first, in NCHW second. On r50_c3_3x3_s2 NCHW is the faster layout (0.06 ms against 0.064)."""
     root, readme, csv_path = tree
     tf32 = [r for r in read(TF32_SAMPLE) if r["part"] == "conv"]
     for r in tf32:
-        r["baseline"] = r["baseline"].replace("cuDNN fastest TF32", "cuDNN fastest TF32 allowed")
-        r["alt_baseline"] = "cuDNN IMPLICIT_PRECOMP_GEMM (TF32 allowed)"
+        r["baseline"] = r["baseline"].replace("cuDNN fastest TF32", "cuDNN fastest TF32 allowed, NHWC")
+        r["alt_baseline"] = "cuDNN fastest TF32 allowed, NCHW (IMPLICIT_PRECOMP_GEMM)"
+        if r["problem"] == "r50_c3_3x3_s2":
+            r["alt_baseline_time_ms"] = "0.06"
     write(csv_path, read(DATA / "sample-parts.csv") + tf32)
     return root, readme, csv_path
 
@@ -229,24 +231,26 @@ def test_tf32_conv_chart_and_table(conv_tree, capsys):
     text = readme.read_text()
     tf32 = section(text, CONV_TF32_BEGIN, CONV_TF32_END)
     assert "the convolution layers in **TF32** on the tensor cores" in tf32
-    assert ("cuDNN IMPLICIT_PRECOMP_GEMM (TF32 allowed) (\"precomp\") and cuDNN fastest TF32 allowed (\"fastest\", the "
-            "algorithm named per layer)") in tf32
-    assert ("| layer | GEMM M×N×K | step 21 | cuDNN TF32 precomp | cuDNN TF32 fastest (algorithm) | 21: % of precomp "
-            "| 21: % of fastest | verified |") in tf32
-    assert "| seed_3x3 | 128×401408×576 | 118.38 | 98.65 | 147.98 (IMPLICIT_PRECOMP_GEMM) | 120.0% | 80.0% | yes |" in tf32
-    assert "| r50_conv1 | 64×401408×147 | 37.76 | 37.76 | 75.53 (IMPLICIT_GEMM) | 100.0% | 50.0% | yes |" in tf32
-    # geometric means: (1.2^3 * 1.0)^(1/4) = 114.7% of precomp, (0.8^3 * 0.5)^(1/4) = 71.1% of fastest
-    assert re.search(r"\| geometric mean \|.*\| \*\*114\.7%\*\* \| \*\*71\.1%\*\* \| \|", tf32)
+    assert "in two layouts: NCHW, the steps' own, and NHWC" in tf32
+    assert "the better of the two layouts is the reference" in tf32
+    assert ("| layer | GEMM M×N×K | step 21 | cuDNN TF32 NCHW (algorithm) | cuDNN TF32 NHWC (algorithm) | 21: % of NCHW "
+            "| 21: % of the better layout | verified |") in tf32
+    assert ("| seed_3x3 | 128×401408×576 | 118.38 | 98.65 (IMPLICIT_PRECOMP_GEMM) | 147.98 (IMPLICIT_PRECOMP_GEMM) "
+            "| 120.0% | 80.0% | yes |") in tf32
+    assert "| r50_conv1 | 64×401408×147 | 37.76 | 37.76 (IMPLICIT_PRECOMP_GEMM) | 75.53 (IMPLICIT_GEMM) | 100.0% | 50.0% | yes |" in tf32
+    assert re.search(r"\| r50_c3_3x3_s2 \|.*\| 75\.0% \| 75\.0% \| yes \|", tf32)  # NCHW is the better layout here
+    # geometric means: (1.2 * 1.0 * 1.2 * 0.75)^(1/4) = 101.9% of NCHW, (0.8 * 0.5 * 0.8 * 0.75)^(1/4) = 70.0% of the better
+    assert re.search(r"\| geometric mean \|.*\| \*\*101\.9%\*\* \| \*\*70\.0%\*\* \| \|", tf32)
     assert "![sample-gpu-conv-tf32-layers](plots/sample-gpu-conv-tf32-layers.png)" in tf32
     # the FP32 convolution block never shows chapter 21 or a TF32 baseline
     conv = section(text, CONV_README_BEGIN, CONV_README_END)
     assert "| 21 " not in conv and "step 21" not in conv and "TF32" not in conv
     ch21 = (root / "chapters" / "21_implicit_gemm_tf32" / "README.md").read_text()
-    assert ("| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | cuDNN TF32 precomp (ms) | % of precomp "
-            "| cuDNN TF32 fastest (ms, algorithm) | % of fastest | verified |") in ch21
+    assert ("| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | cuDNN TF32 NCHW (ms) | % of NCHW "
+            "| cuDNN TF32 NHWC (ms, algorithm) | % of NHWC | verified |") in ch21
     assert "| seed_3x3 | 128×401408×576 | 0.5000 [0.4900, 0.5250] | 118.38 | 0.6000 | 120.0% | 0.4000 (IMPLICIT_PRECOMP_GEMM) | 80.0% | yes |" in ch21
-    assert ('TF32 on the tensor cores, against cuDNN with TF32 allowed: "precomp" is cuDNN IMPLICIT_PRECOMP_GEMM (TF32 '
-            'allowed); "fastest" is cuDNN fastest TF32 allowed (algorithm per layer)') in ch21
+    assert ('TF32 on the tensor cores, against cuDNN with TF32 allowed: "NCHW" is cuDNN fastest TF32 allowed, NCHW; '
+            '"NHWC" is cuDNN fastest TF32 allowed, NHWC, on channels-last copies') in ch21
     assert "note: 21_implicit_gemm_tf32 compares in TF32" in capsys.readouterr().out
 
 

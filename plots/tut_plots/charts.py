@@ -45,6 +45,23 @@ def label_bars(ax, bars, notes: list[str], fontsize: float) -> None:
         ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=fontsize)
 
 
+def spread(ax, xs, libs, rate: str = "tflops", horizontal: bool = False) -> None:
+    """Black whiskers over the bars at xs of the libraries (baselines.Baseline) whose processes
+    disagreed by more than baselines.WIDE_SPREAD: from the slowest process's rate to the fastest's
+    (rate: "tflops", "gbps" or "ms", the bars' unit; horizontal: bars drawn with barh)."""
+    for x, b in zip(xs, libs):
+        if not (b and b.wide):
+            continue
+        lo, hi = (b.lo, b.hi) if rate == "ms" else (getattr(b.row, f"{rate}_at")(b.hi), getattr(b.row, f"{rate}_at")(b.lo))
+        if horizontal:
+            ax.plot([lo, hi], [x, x], color="black", lw=1.2, marker="|", ms=6, zorder=5)
+        else:
+            ax.plot([x, x], [lo, hi], color="black", lw=1.2, marker="_", ms=6, zorder=5)
+
+
+SPREAD_NOTE = "whiskers: the spread of a library's medians over its processes, where over 5%"
+
+
 def tilt(ax, rotation: float = 30) -> None:
     """The x tick labels turned, right-aligned under their bars."""
     pyplot().setp(ax.get_xticklabels(), rotation=rotation, ha="right")

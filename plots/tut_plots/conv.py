@@ -1,14 +1,17 @@
 """Part II, convolution: the layers its steps run, its tables, charts and README blocks, in FP32 and
 in TF32.
 
-Every conv row carries two baselines, timed in the step's process. A convolution step's (13-19):
-baseline = the fastest of the FMA algorithms cuDNN's search returns, each timed by the harness (named
-in parentheses), alt_baseline = IMPLICIT_PRECOMP_GEMM, the same method as the steps. The
-fused-epilogue step's (20, conv + bias + ReLU): baseline = cuDNN's fused conv+bias+ReLU, alt_baseline
-= the unfused pipeline (step 19, then a separate bias/ReLU kernel). A TF32 step's (21): cuDNN's two
-baselines with TF32 allowed. A build without cuDNN names "im2col + cuBLAS FP32 (...)" and "im2col +
-cuBLAS FP32 + bias/ReLU kernel (...)". gflops counts the convolution's FLOPs in every kind. The
-layers' cuDNN baselines come from the convolution steps' rows only (conv_baseline_rows).
+Every conv row carries two baselines, timed in the step's process; the tables and charts show each
+at its best over the processes that timed it (results.references). A convolution step's (13-19):
+baseline = the fastest of the FMA algorithms cuDNN's search returns (NCHW, where cuDNN's FMA path is
+fastest), each timed by the harness (named in parentheses), alt_baseline = IMPLICIT_PRECOMP_GEMM,
+the same method as the steps. The fused-epilogue step's (20, conv + bias + ReLU): baseline = cuDNN's
+fused conv+bias+ReLU, alt_baseline = the unfused pipeline (step 19, then a separate bias/ReLU
+kernel). A TF32 step's (21): baseline = cuDNN's fastest with TF32 allowed on channels-last (NHWC)
+copies of the tensors, alt_baseline = the same in NCHW; the better of the two is the reference. A
+build without cuDNN names "im2col + cuBLAS FP32 (...)" and "im2col + cuBLAS FP32 + bias/ReLU kernel
+(...)". gflops counts the convolution's FLOPs in every kind. The layers' cuDNN baselines come from
+the convolution steps' rows only (conv_baseline_rows).
 
 Outputs (outputs): FP32: <slug>-conv-{speedup,layers,roofline}.png and README.md's results:conv
 block; TF32: <slug>-conv-tf32-layers.png and results:conv-tf32 (per layer, with the geometric
@@ -156,54 +159,66 @@ def headline_table(rows: list[Row], base: Baselines) -> str:
 
 
 def layer_table(latest: dict, bases: dict[str, Baselines], prec: str) -> str:
-    """Layer × step, TFLOP/s, with both cuDNN baselines (medians over the processes). FP32: the best
-    convolution step's share of the fastest (the fused-epilogue step is shown, its TFLOP/s the
-    convolution's, but not ranked). TF32: each step's % of either baseline in its own process and
-    whether the layer's results were all verified; the geometric mean of each step's % last."""
+    """Layer × step, TFLOP/s, with both cuDNN baselines at their best over the processes. FP32: the
+    best convolution step's share of the fastest (the fused-epilogue step is shown, its TFLOP/s the
+    convolution's, but not ranked) and the fastest's spread. TF32: cuDNN in NCHW and in NHWC, each
+    step's % of NCHW and of the better layout, whether the layer's results were all verified, and the
+    geometric means last."""
     tf32 = prec == TF32
     steps = layer_steps(latest, prec)
     fused = {s for s in steps if any(is_fused_epilogue(r) for (c, _), r in latest.items() if c == s)}
     lib = library(prec)
-    head = ("| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" + (f" {EPILOGUE_NOTE}" if s in fused else "")
-                                                  for s in steps)
-            + f" | {lib} precomp | {lib} fastest (algorithm) | ")
+    head = "| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" + (f" {EPILOGUE_NOTE}" if s in fused else "")
+                                                 for s in steps)
     if tf32:
-        lines = [head + " | ".join(f"{s[:2]}: % of precomp | {s[:2]}: % of fastest" for s in steps) + " | verified |",
-                 "|---|---|" + "---:|" * len(steps) + "---:|---|" + "---:|---:|" * len(steps) + ":-:|"]
+        lines = [head + f" | {lib} NCHW (algorithm) | {lib} NHWC (algorithm) | "
+                 + " | ".join(f"{s[:2]}: % of NCHW | {s[:2]}: % of the better layout" for s in steps) + " | verified |",
+                 "|---|---|" + "---:|" * len(steps) + "---|---|" + "---:|---:|" * len(steps) + ":-:|"]
     else:
-        lines = [head + "best step, % of cuDNN fastest |", "|---|---|" + "---:|" * len(steps) + "---:|---|---:|"]
+        lines = [head + f" | {lib} precomp | {lib} fastest (algorithm) | cuDNN fastest: processes, medians (ms) "
+                 "| best step, % of cuDNN fastest |", "|---|---|" + "---:|" * len(steps) + "---:|---|---|---:|"]
     for layer, base in bases.items():
         mine = [latest.get((s, layer)) for s in steps]
-        fastest = f"{base.main.tflops:.2f} ({base.main.algo or base.main.family})" if base.main.has else "–"
-        line = (f"| {layer} | {fmt.dims(base.row)} | " + " | ".join(fmt.num(r.tflops) if r else "–" for r in mine)
-                + f" | {fmt.num(base.alt.tflops)} | {fastest} | ")
+        line = f"| {layer} | {fmt.dims(base.row)} | " + " | ".join(fmt.num(r.tflops) if r else "–" for r in mine)
         if tf32:
-            shares = [f"{fmt.pct(r.alt_ratio)} | {fmt.pct(r.ratio_to_baseline)}" if r else "– | –" for r in mine]
+            nchw, nhwc, ref = base.alt, base.main, base.better
+            shares = [f"{fmt.pct(nchw.ms / r.time_ms_median)} | {fmt.pct(ref.ms / r.time_ms_median)}" if r else "– | –"
+                      for r in mine]
             bad = [s[:2] for s, r in zip(steps, mine) if r and r.verified != "yes"]
-            lines.append(line + " | ".join(shares) + f" | {'no: ' + ', '.join(bad) if bad else 'yes'} |")
+            lines.append(line + f" | {algo_cell(nchw)} | {algo_cell(nhwc)} | " + " | ".join(shares)
+                         + f" | {'no: ' + ', '.join(bad) if bad else 'yes'} |")
         else:
             ranked = [r for r in mine if r and not is_fused_epilogue(r)]
             best = min(ranked, key=lambda r: r.time_ms_median) if ranked else None
-            lines.append(line + (f"{best.chapter[:2]}: {fmt.pct(best.ratio_to_baseline)}" if best else "–") + " |")
+            spread = f"{base.main.processes}: {fmt.ms(base.main.lo)}–{fmt.ms(base.main.hi)}" if base.main.has else "–"
+            lines.append(line + f" | {fmt.num(base.alt.tflops)} | {algo_cell(base.main)} | {spread} | "
+                         + (f"{best.chapter[:2]}: {fmt.pct(best.ratio_to_baseline)}" if best else "–") + " |")
     if tf32:
         means = []
         for s in steps:
-            mine = [r for (c, _), r in latest.items() if c == s]
-            alt = [r.alt_ratio for r in mine if r.alt_ratio == r.alt_ratio]
-            means.append((f"**{fmt.pct(geomean(alt))}** | " if alt else "– | ")
-                         + f"**{fmt.pct(geomean([r.ratio_to_baseline for r in mine]))}**")
+            mine = [(r, bases[r.problem]) for (c, _), r in latest.items() if c == s and r.problem in bases]
+            nchw = [b.alt.ms / r.time_ms_median for r, b in mine if b.alt.has]
+            means.append((f"**{fmt.pct(geomean(nchw))}** | " if nchw else "– | ")
+                         + f"**{fmt.pct(geomean([b.better.ms / r.time_ms_median for r, b in mine]))}**")
         lines.append("| geometric mean | | " + " | ".join("" for _ in steps) + " | | | " + " | ".join(means) + " | |")
     return "\n".join(lines)
 
 
+def algo_cell(b) -> str:
+    """A library's TFLOP/s at its best, with its algorithm: '70.46 (WINOGRAD_NONFUSED)'."""
+    return f"{b.tflops:.2f} ({b.algo or b.family})" if b.has else "–"
+
+
 def chapter_table(rows: list[Row], order: list[str], prec: str = FP32) -> str:
-    """One convolution chapter's rows, one per layer, each against the baselines of its own process. A
-    TF32 chapter's (prec "TF32") against cuDNN's TF32 baselines, named above the table."""
+    """One convolution chapter's rows, one per layer, each against the libraries at their best over
+    the processes. A TF32 chapter's (prec "TF32") against cuDNN's TF32 baselines in NCHW and NHWC,
+    named above the table."""
     if any(is_fused_epilogue(r) for r in rows):
         return fused_chapter_table(rows, order)
     lib = library(prec)
-    lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | {lib} precomp (ms) | % of precomp "
-             f"| {lib} fastest (ms, algorithm) | % of fastest | verified |",
+    alt, main = ("NCHW", "NHWC") if prec == TF32 else ("precomp", "fastest")
+    lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s | {lib} {alt} (ms) | % of {alt} "
+             f"| {lib} {main} (ms, algorithm) | % of {main} | verified |",
              "|---|---|---|---:|---:|---:|---|---:|:-:|"]
     for r in sorted(rows, key=lambda r: order.index(r.problem)):
         algo = results.baseline_family(r.baseline)[1] or r.baseline
@@ -213,15 +228,15 @@ def chapter_table(rows: list[Row], order: list[str], prec: str = FP32) -> str:
     if prec == FP32:
         return "\n".join(lines)
     base = Baselines(rows)
-    names = (f"\"precomp\" is {base.alt.name}; " if base.alt.name else "") + \
-        f"\"fastest\" is {base.main.family} (algorithm per layer)"
-    return (f"{prec} on the tensor cores, against cuDNN with {prec} allowed: {names}; each timed in the same process "
-            f"as the step.\n\n" + "\n".join(lines))
+    names = (f"\"NCHW\" is {base.alt.family}; " if base.alt.name else "") + \
+        f"\"NHWC\" is {base.main.family}, on channels-last copies of the same tensors (the algorithm per layer)"
+    return (f"{prec} on the tensor cores, against cuDNN with {prec} allowed: {names}; each the best median over "
+            f"{base.processes} or more processes. The better of the two layouts is the reference.\n\n" + "\n".join(lines))
 
 
 def fused_chapter_table(rows: list[Row], order: list[str]) -> str:
-    """The fused-epilogue chapter's rows, one per layer, against its two baselines of its own process:
-    the library's fused conv + bias + ReLU and the unfused pipeline."""
+    """The fused-epilogue chapter's rows, one per layer, against its two baselines at their best over
+    the processes: the library's fused conv + bias + ReLU and the unfused pipeline."""
     base = Baselines(rows)
     short = fused_short(newest_first(rows)[0])
     lines = [f"| layer | GEMM M×N×K | time (ms), median [min, max] | TFLOP/s (conv FLOPs) | {short} (ms) "
@@ -232,7 +247,8 @@ def fused_chapter_table(rows: list[Row], order: list[str]) -> str:
                      f"| {fmt.pct(r.ratio_to_baseline)} | {fmt.ms(r.alt_baseline_time_ms)} | {fmt.pct(r.alt_ratio)} "
                      f"| {r.verified} |")
     names = f"\"{short}\" is {base.main.name}" + (f"; \"unfused\" is {base.alt.name}" if base.alt.name else "")
-    return (f"y = max(conv + bias[k], 0). {names}; each timed in the same process as the step. "
+    return (f"y = max(conv + bias[k], 0). {names}; each the best median over the {base.processes} processes "
+            f"that timed it. "
             f"TFLOP/s counts the convolution's FLOPs only.\n\n" + "\n".join(lines))
 
 
@@ -293,11 +309,14 @@ def speedup_chart(rows: list[Row], base: Baselines, path: Path) -> None:
     for b, r in zip(bars, rows):
         if is_fused_epilogue(r):
             b.set_hatch(FUSED_HATCH)
+    libs = [b for b in (base.alt, base.main) if b.has]
+    charts.spread(ax, range(len(rows), len(names)), libs)
     charts.label_bars(ax, bars, notes, 7)
     ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
     ax.set_ylim(0, max(values) * 1.3)
     ax.set_title(f"Convolution {HEADLINE} (implicit GEMM {fmt.dims(first)}), FP32 FMA: speedup over step "
-                 f"{first.chapter[:2]} and % of cuDNN\n{charts.suffix(first)}", fontsize=10)
+                 f"{first.chapter[:2]} and % of cuDNN\n(cuDNN: its best median over {base.processes} processes; "
+                 f"{charts.SPREAD_NOTE})\n{charts.suffix(first)}", fontsize=9)
     charts.tilt(ax)
     charts.save(fig, path)
 
@@ -312,8 +331,9 @@ def layers_chart(latest: dict, bases: dict[str, Baselines], path: Path, prec: st
         mine = [r for (c, _), r in latest.items() if c == s]
         if prec == FP32:
             return conv_label(mine[0])
-        return (f"{fmt.label(mine[0])}: geometric mean over its layers "
-                f"{fmt.pct(geomean([r.ratio_to_baseline for r in mine]))} of the fastest, each in its own process")
+        ratios = [bases[r.problem].better.ms / r.time_ms_median for r in mine if r.problem in bases]
+        return (f"{fmt.label(mine[0])}: geometric mean over its layers {fmt.pct(geomean(ratios))} of cuDNN in the "
+                f"better layout (NCHW or NHWC), at its best over the processes")
 
     # one series per step: (legend label, its row for each layer or None where it did not run)
     series = [(step_label(s), [latest.get((s, l)) for l in layers]) for s in steps]
@@ -338,6 +358,8 @@ def layers_chart(latest: dict, bases: dict[str, Baselines], path: Path, prec: st
         family = most_common([b.main.family for b in bases.values() if b.main.has])
         ax.bar(offs, [v if v == v else 0.0 for v in fastest], width, color=FASTEST_COLOUR,
                label=f"{family} (algorithm above its bar)")
+    charts.spread(ax, offsets(len(series)), [bases[l].alt for l in layers])
+    charts.spread(ax, offs, [bases[l].main for l in layers])
     top = max([v for v in fastest + precomp if v == v] + [r.tflops for _, rows in series for r in rows if r])
     for x, v, l in zip(offs, fastest, layers):
         if v == v:
@@ -347,10 +369,10 @@ def layers_chart(latest: dict, bases: dict[str, Baselines], path: Path, prec: st
     ax.set_ylim(0, top * 1.5)  # room for the algorithm names
     ax.set_ylabel("TFLOP/s (median; direct-convolution FLOPs)")
     ax.set_xlabel("layer, and its implicit GEMM M×N×K = K × N·P·Q × C·R·S", fontsize=8)
-    title = (f"Convolution per layer, FP32 FMA: steps {first_number(steps)} on and both cuDNN baselines "
-             f"(their median over the convolution steps' processes)" if prec == FP32 else
-             "Convolution per layer in TF32 on the tensor cores: the TF32 steps and both cuDNN\n"
-             "baselines with TF32 allowed (their median over the steps' processes)")
+    title = (f"Convolution per layer, FP32 FMA: steps {first_number(steps)} on and both cuDNN baselines, NCHW\n"
+             f"(each at its best median over the processes; {charts.SPREAD_NOTE})" if prec == FP32 else
+             "Convolution per layer in TF32 on the tensor cores: the TF32 steps and cuDNN with TF32 allowed\n"
+             f"in NCHW and NHWC (each at its best median over the processes; {charts.SPREAD_NOTE})")
     ax.set_title(f"{title}\n{charts.suffix(bases[layers[0]].row)}", fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3 if prec == FP32 else 1,
@@ -388,15 +410,17 @@ def roofline_chart(latest: dict, bases: dict[str, Baselines], path: Path) -> Non
 
 def readme_block(latest: dict, bases: dict[str, Baselines], prec: str, images: list[Path], out: Outputs) -> str:
     if prec == TF32:
-        base = Baselines(list(latest.values()))
-        names = ((f"{base.alt.name} (\"precomp\") and " if base.alt.name else "")
-                 + f"{base.main.family} (\"fastest\", the algorithm named per layer)")
+        n = min(b.processes for b in bases.values() if b.main.has) if any(b.main.has for b in bases.values()) else 0
         return "\n".join([
             preamble(newest_first(latest.values())[0], latest.values(),
                      f"the convolution layers in **TF32** on the tensor cores (FP32 tensors, the implicit GEMM's "
-                     f"factors rounded to TF32, sums in FP32), NCHW input, KCRS filter, NKPQ output. Each step is timed "
-                     f"in its own process against cuDNN with TF32 allowed (its default math: the tensor cores where "
-                     f"cuDNN picks them): {names}; the baselines' columns are their medians over the steps' processes. "
+                     f"factors rounded to TF32, sums in FP32), NCHW input, KCRS filter, NKPQ output. The library is "
+                     f"cuDNN with TF32 allowed (its default math: the tensor cores where cuDNN picks them), the fastest "
+                     f"algorithm of its search in two layouts: NCHW, the steps' own, and NHWC (channels last: x NHWC, "
+                     f"w KRSC, y NPQK), the layout its tensor-core kernels prefer, run on copies of the same tensors "
+                     f"made once outside the timed runs (a layer's NHWC result is checked against the FP32 reference "
+                     f"too). Each is the best median over the {n} or more processes that timed it (a library's time "
+                     f"moves between processes; docs/measuring.md); the better of the two layouts is the reference. "
                      f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs. These rows are in no FP32 table "
                      f"or chart above. {out.generated()}"),
             "",
@@ -411,7 +435,8 @@ def readme_block(latest: dict, bases: dict[str, Baselines], prec: str, images: l
         "**Fused epilogue (bias + ReLU).** y = max(conv + bias[k], 0) in the store of step "
         f"{', '.join(sorted({r.chapter[:2] for r in fused_rows}))}, against the step it extends run as a plain "
         f"convolution (that step's own row), the unfused pipeline (the convolution, then a separate bias/ReLU kernel) and "
-        f"{most_common([r.baseline for r in fused_rows])}, all timed in the step's process; the last columns: "
+        f"{most_common([r.baseline for r in fused_rows])} (its best median over the {Baselines(fused_rows).processes} "
+        "or more processes that timed it); the last columns: "
         "the time the epilogue adds, and the library's fused time over the step's:",
         "",
         fused,
@@ -421,19 +446,23 @@ def readme_block(latest: dict, bases: dict[str, Baselines], prec: str, images: l
         preamble(head[0], latest.values(),
                  f"convolution layer `{HEADLINE}` (implicit GEMM {fmt.dims(head[0])}), FP32, NCHW input, KCRS filter, "
                  f"NKPQ output. Each time is the median of event-timed runs with L2 flushed before each run. Both cuDNN "
-                 f"baselines use FMA math (no tensor cores) and are timed in the same process as each step: "
-                 f"IMPLICIT_PRECOMP_GEMM (\"precomp\", the same method as the steps) and the fastest of the algorithms "
-                 f"cuDNN's search returns for the layer, each timed the same way (\"fastest\", named in parentheses). "
-                 f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs for every algorithm. The baselines' "
-                 f"own rows give the median over the convolution steps' processes. The fused-epilogue step "
+                 f"baselines use FMA math (no tensor cores) on NCHW tensors (cuDNN's FMA path is fastest there: "
+                 f"Winograd and FFT exist only in NCHW): IMPLICIT_PRECOMP_GEMM (\"precomp\", the same method as the "
+                 f"steps) and the fastest of the algorithms cuDNN's search returns for the layer, each timed the same "
+                 f"way (\"fastest\", named in parentheses). Every step's process times them too, and cuDNN's time "
+                 f"moves between processes far more than a step's (its choice of algorithm too): each step is "
+                 f"compared with the library's best median over the {bases[HEADLINE].processes} processes that timed "
+                 f"it on the layer, named as that process named it (docs/measuring.md). TFLOP/s counts the direct "
+                 f"convolution's 2·N·K·P·Q·C·R·S FLOPs for every algorithm. The fused-epilogue step "
                  f"{EPILOGUE_NOTE} also adds a bias and applies ReLU; it is compared with cuDNN's fused conv+bias+ReLU "
                  f"and with the unfused pipeline instead, and its TFLOP/s counts the convolution's FLOPs only. "
                  f"{out.generated()}"),
         "",
         headline_table(head, bases[HEADLINE]),
         "",
-        f"Per layer, TFLOP/s (steps {first_number(layer_steps(latest, FP32))} on; the last column: the best convolution step's time "
-        f"against cuDNN fastest in its own process):",
+        f"Per layer, TFLOP/s (steps {first_number(layer_steps(latest, FP32))} on; cuDNN at its best over the processes, "
+        f"their number and the range of their medians beside it; the last column: the best convolution step's time "
+        f"against cuDNN fastest):",
         "",
         layer_table(latest, bases, FP32),
         "",

@@ -3,12 +3,14 @@
 Every step is bandwidth-bound: its row's gbps is the step's minimum bytes
 (common/include/tut/gcn/reference.hpp) over its median time, compared with the device-to-device
 copy bandwidth each binary measures in its own process (copy_gbps). Each chapter computes one piece
-of the layer, its kind (kind_of: its op), and is timed against that piece's library baseline in the same
-process: cuBLAS DGEMM (skinny GEMM), cuSPARSE's fastest CSR algorithm (SpMM; alt: its default),
-cuDNN's log softmax or a plain kernel without cuDNN (LogSoftmax), the library pipeline (the layer).
-The rows plots/torch_gcn.py appends (PyTorch's layer, chapter "torch_layer"; PyTorch Geometric's
-GCNConv, "pyg_gcnconv"; in no chapters.tsv) appear only in the layer chart and as extra lines of
-the Part III table. Tables and charts show one problem, gcn_headline's.
+of the layer, its kind (kind_of: its op), and is compared with that piece's library baseline at its
+best over the processes that timed it (results.references): cuBLAS DGEMM (skinny GEMM), cuSPARSE's
+fastest CSR algorithm (SpMM; alt: its default), a plain log_softmax kernel, one thread per row
+(LogSoftmax; alt: cuDNN's FP64 log softmax), the library pipeline cuBLAS + cuSPARSE + that plain
+bias/log_softmax kernel (the layer; alt: the same with cuDNN's softmax). The rows plots/torch_gcn.py
+appends (PyTorch's layer, chapter "torch_layer"; PyTorch Geometric's GCNConv, "pyg_gcnconv"; in no
+chapters.tsv), each its fastest process (results.fastest_process), appear only in the layer chart
+and as extra lines of the Part III table. Tables and charts show one problem, gcn_headline's.
 
 Outputs (outputs): <slug>-gcn-{speedup,bandwidth,layer}.png (layer: when chapter 29 or a PyTorch
 row was measured), README.md's results:gcn block, each chapter's row at that problem.
@@ -82,7 +84,7 @@ def gcn_head(latest: dict) -> tuple[str | None, list[Row], list[Row]]:
     problem = gcn_headline(rows)
     at = [r for r in rows if r.problem == problem]
     chapters = sorted((r for r in at if r.is_chapter), key=lambda r: r.chapter)
-    torch_rows = sorted((r for r in at if is_torch(r)), key=lambda r: TORCH_CHAPTERS.index(r.chapter))
+    torch_rows = sorted((results.fastest_process(r) for r in at if is_torch(r)), key=lambda r: TORCH_CHAPTERS.index(r.chapter))
     return problem, chapters, torch_rows
 
 
@@ -94,8 +96,8 @@ def gcn_kinds(chapters: list[Row]) -> list[str]:
 
 def gcn_libraries(chapters: list[Row]) -> dict[str, Baselines]:
     """Kind -> its library baseline (main) and, where the rows have one, its second (alt; SpMM:
-    cuSPARSE's default algorithm) over the processes of the kind's chapters. GB/s: the piece's
-    minimum bytes over the library's time."""
+    cuSPARSE's default algorithm; LogSoftmax and the layer: with cuDNN's softmax), each at its best
+    over the processes. GB/s: the piece's minimum bytes over the library's time."""
     return {k: Baselines([r for r in chapters if kind_of(r) == k]) for k in gcn_kinds(chapters)}
 
 
@@ -112,8 +114,8 @@ def gcn_shape(r: Row) -> str:
 # Tables
 
 def headline_table(chapters: list[Row], torch_rows: list[Row]) -> str:
-    """At the Part III problem: every chapter against its own process's library baseline and the first
-    chapter of its kind, then the PyTorch rows (against their own baseline)."""
+    """At the Part III problem: every chapter against its library baseline at its best and the first
+    chapter of its kind, then the PyTorch rows (each its fastest process; GCNConv against PyTorch's layer)."""
     lines = ["| step | kind | time (ms), median [min, max] | GB/s | % of copy | library baseline | library (ms) "
              "| library GB/s | × library | × first of its kind | verified |",
              "|---|---|---|---:|---:|---|---:|---:|---:|---:|:-:|"]
@@ -136,8 +138,8 @@ def headline_table(chapters: list[Row], torch_rows: list[Row]) -> str:
 
 
 def chapter_table(r: Row) -> str:
-    """One Part III chapter's block: its row at the Part III problem, against the baselines of its
-    own process and the copy bandwidth measured there."""
+    """One Part III chapter's block: its row at the Part III problem, against the baselines at their
+    best over the processes, and the copy bandwidth measured in its own process."""
     alt = r.alt_baseline_time_ms is not None
     lines = ["| graph | size | time (ms), median [min, max] | GB/s | % of copy | library (ms) | library GB/s | × library "
              + ("| second baseline (ms) | × second baseline " if alt else "") + "| verified |",
@@ -151,7 +153,10 @@ def chapter_table(r: Row) -> str:
             if r.copy_gbps else "no copy bandwidth was measured in this process")
     floor = (f" The memory floor (these minimum bytes at that copy bandwidth): {fmt.ms(r.floor_ms)} ms."
              if kind_of(r) == "layer" and r.copy_gbps else "")
-    return (f"{names}, timed in the same process; {copy}. GB/s counts the step's minimum bytes (each input "
+    n = r.fields.get("baseline_processes") or 1
+    timed = f"the best median over the {n} processes that timed it" if n > 1 else "timed in the step's process only"
+    return (f"{names}; each {timed}; {copy}. GB/s counts the step's "
+            f"minimum bytes (each input "
             f"read once, the output written once); the library's GB/s is the same bytes over its time; "
             f"× library is the library's time over the step's.{floor}\n\n" + "\n".join(lines))
 
@@ -161,8 +166,8 @@ def chapter_table(r: Row) -> str:
 
 def speedup_chart(chapters: list[Row], libs: dict[str, Baselines], problem: str, path: Path) -> None:
     """One panel per kind: each chapter's speedup over the first chapter of its kind, and its
-    library baseline(s) on the same scale; labels give × the first chapter and × the library of the
-    chapter's own process."""
+    library baseline(s) on the same scale; labels give × the first chapter and × the library at its
+    best over the processes."""
     kinds = gcn_kinds(chapters)
     per_kind = {k: [r for r in chapters if kind_of(r) == k] for k in kinds}
     widths = [len(per_kind[k]) + 1 + libs[k].alt.has for k in kinds]
@@ -189,7 +194,7 @@ def speedup_chart(chapters: list[Row], libs: dict[str, Baselines], problem: str,
         ax.grid(True, axis="y", alpha=0.3)
     axes[0][0].set_ylabel("speedup over the first step of its kind\n(its median time / this one's)")
     fig.suptitle(f"GCN layer pieces, FP64, graph {problem}: speedup over the first step of each kind, and the library "
-                 f"baseline of each piece (median over the kind's processes)\n{charts.suffix(chapters[0])}", fontsize=10)
+                 f"baseline of each piece (its best median over the processes)\n{charts.suffix(chapters[0])}", fontsize=10)
     charts.save(fig, path)
 
 
@@ -197,11 +202,12 @@ def bandwidth_chart(chapters: list[Row], libs: dict[str, Baselines], problem: st
     """GB/s of every chapter and every library baseline (minimum bytes over the median time), grouped
     by kind, under the copy bandwidth measured in the same processes."""
     copy = gcn_copy_gbps(chapters)
-    xs, values, colours, names, hatches = [], [], [], [], []
+    xs, values, colours, names, hatches, lib_at = [], [], [], [], [], []
     x = 0.0
     for kind in gcn_kinds(chapters):
         lib = libs[kind]
         entries = [(fmt.label(r), r.gbps, KIND_COLOURS[kind], "") for r in chapters if kind_of(r) == kind]
+        lib_at += [None] * len(entries) + [lib.main] + ([lib.alt] if lib.alt.has else [])
         entries.append((lib.main.name, lib.main.gbps, LIBRARY_COLOUR, "//"))
         if lib.alt.has:
             entries.append((lib.alt.name, lib.alt.gbps, ALT_LIBRARY_COLOUR, "//"))
@@ -218,6 +224,7 @@ def bandwidth_chart(chapters: list[Row], libs: dict[str, Baselines], problem: st
     for b, hatch in zip(bars, hatches):
         if hatch:
             b.set_hatch(hatch)
+    charts.spread(ax, xs, lib_at, "gbps")
     charts.label_bars(ax, bars, [fmt.pct(v / copy) if copy == copy else fmt.gbs(v) for v in values], 7)
     if copy == copy:
         ax.axhline(copy, color="black", ls="--", lw=1.2)
@@ -233,7 +240,8 @@ def bandwidth_chart(chapters: list[Row], libs: dict[str, Baselines], problem: st
               loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(f"GCN layer pieces, FP64, graph {problem}: bandwidth against the copy ceiling "
-                 f"(labels: % of copy)\n{charts.suffix(chapters[0])}", fontsize=10)
+                 f"(labels: % of copy)\nlibraries at their best over the processes; {charts.SPREAD_NOTE}\n"
+                 f"{charts.suffix(chapters[0])}", fontsize=10)
     charts.save(fig, path)
 
 
@@ -246,35 +254,36 @@ def layer_chart(chapters: list[Row], torch_rows: list[Row], libs: dict[str, Base
     ref = layer[-1] if layer else (torch_rows[0] if torch_rows else None)
     if ref is None:
         return False
-    entries = []  # (label, ms, colour)
+    entries = []  # (label, ms, colour, the library's Baseline or None)
     floor = ref.floor_ms
     if floor == floor:
         entries.append((f"memory floor: the layer's minimum bytes at the copy bandwidth ({fmt.gbs(ref.copy_gbps)} GB/s)",
-                        floor, FLOOR_COLOUR))
-    entries += [(fmt.label(r), r.time_ms_median, KIND_COLOURS["layer"]) for r in layer]
+                        floor, FLOOR_COLOUR, None))
+    entries += [(fmt.label(r), r.time_ms_median, KIND_COLOURS["layer"], None) for r in layer]
     if "layer" in libs:
-        entries.append((libs["layer"].main.name, libs["layer"].main.ms, LIBRARY_COLOUR))
-        # The second baseline (the same pipeline with a plain bias + log_softmax kernel), where timed.
-        if libs["layer"].alt.has:
-            entries.append((libs["layer"].alt.name, libs["layer"].alt.ms, LIBRARY_COLOUR))
+        # The pipeline with the plain bias + log_softmax kernel, then the same with cuDNN's softmax, where timed.
+        for b in (libs["layer"].main, libs["layer"].alt):
+            if b.has:
+                entries.append((b.name, b.ms, LIBRARY_COLOUR, b))
     for r in torch_rows:
         other = f" (CUDA {r.cuda})" if r.cuda != ref.cuda else ""
-        entries.append((r.step + other, r.time_ms_median, TORCH_COLOUR))
+        entries.append((r.step + other, r.time_ms_median, TORCH_COLOUR, None))
     fig, ax = charts.figure((10.0, 1.6 + 0.6 * len(entries)))
     ys = range(len(entries))
-    ax.barh(ys, [ms for _, ms, _ in entries], color=[c for _, _, c in entries])
-    top = max(ms for _, ms, _ in entries)
-    for y, (_, ms, colour) in zip(ys, entries):
+    ax.barh(ys, [e[1] for e in entries], color=[e[2] for e in entries])
+    charts.spread(ax, ys, [e[3] for e in entries], "ms", horizontal=True)
+    top = max(e[1] for e in entries)
+    for y, (_, ms, colour, _) in zip(ys, entries):
         note = f"{fmt.ms(ms)} ms" + (f", {ms / floor:.1f}× floor" if floor == floor and colour != FLOOR_COLOUR else "")
         ax.annotate(note, (ms + 0.01 * top, y), va="center", fontsize=8)
     ax.set_yticks(list(ys))
-    ax.set_yticklabels([charts.wrap(name, 48) for name, _, _ in entries], fontsize=8)
+    ax.set_yticklabels([charts.wrap(e[0], 48) for e in entries], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, top * 1.3)
     ax.set_xlabel("time (ms), median of event-timed runs, L2 flushed before each")
     ax.grid(True, axis="x", alpha=0.3)
-    ax.set_title(f"One GCN layer, FP64: log_softmax(Â (X W) + b)\ngraph {problem} ({gcn_shape(ref)})\n"
-                 f"{charts.suffix(ref)}", fontsize=10)
+    ax.set_title(f"One GCN layer, FP64: log_softmax(Â (X W) + b)\ngraph {problem} ({gcn_shape(ref)}); libraries and "
+                 f"PyTorch at their best over the processes\n{charts.suffix(ref)}", fontsize=10)
     charts.save(fig, path)
     return True
 
@@ -287,17 +296,27 @@ def readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], image
     floor = (f" The whole layer's memory floor, its minimum bytes at the copy bandwidth of step "
              f"{layer[-1].chapter[:2]}'s process, is {fmt.ms(layer[-1].floor_ms)} ms." if layer else "")
     torch_note = (" The last rows time the same layer in PyTorch on the tensors a chapter binary dumped "
-                  "(`plots/torch_gcn.py`, optional; each against the baseline it names, in its own process)."
+                  "(`plots/torch_gcn.py`, optional; each its fastest process, against the baseline it names)."
                   if torch_rows else "")
     copy_text = (f"(median over the steps' processes: {copy:.0f} GB/s)" if copy == copy else "(not measured in these rows)")
+    soft = gcn_libraries(chapters).get("LogSoftmax")
+    cudnn_note = (f" ({soft.alt.name} takes {fmt.ms(soft.alt.ms)} ms for the log_softmax alone, "
+                  f"{fmt.pct(soft.alt.gbps / copy)} of the copy bandwidth: it would make any step look fast)."
+                  if soft and soft.alt.has and copy == copy else ".")
     return "\n".join([
         preamble(chapters[0], chapters + torch_rows,
                  f"one GCN layer out = log_softmax(Â (X W) + b) in FP64 on the graph `{problem}` "
                  f"({gcn_shape(chapters[0])}), each step computing one piece of it (its kind). Each time is the median "
-                 f"of event-timed runs with L2 flushed before each run; each step is timed against its piece's library "
-                 f"baseline in the same process, and each process also measures the device-to-device copy bandwidth, "
+                 f"of event-timed runs with L2 flushed before each run. Each step's process also times its piece's "
+                 f"library baseline, and the step is compared with the library's best median over the processes that "
+                 f"timed it (a library's time moves between processes; docs/measuring.md). The baselines: cuBLAS DGEMM, "
+                 f"cuSPARSE's fastest CSR algorithm, and for the log_softmax and the whole layer a plain kernel (one "
+                 f"thread per row) and the pipeline cuBLAS + cuSPARSE + that kernel, with cuDNN's FP64 softmax as a "
+                 f"second line only{cudnn_note} Each process also measures the device-to-device copy bandwidth, "
                  f"bytes read + written per second {copy_text}, the ceiling for these bandwidth-bound steps. GB/s "
-                 f"counts a step's minimum bytes (each input read once, the output written once); the library's GB/s "
+                 f"counts a step's minimum bytes (each input read once, the output written once) over its time, not "
+                 f"measured DRAM traffic: a kernel whose output is still in L2 when it ends has not written it to DRAM "
+                 f"yet, so a piece can exceed 100% of copy. The library's GB/s "
                  f"is the same bytes over its time. × library is the library's time over the step's; × first of its "
                  f"kind the first step of that kind's time over the step's.{floor}{torch_note} {out.generated()}"),
         "",

@@ -1,9 +1,10 @@
 """Part I, GEMM: the problems its steps run, its tables, charts and README blocks, in FP32 and in TF32.
 
-An FP32 row compares against cuBLAS FP32 (no TF32) timed in the same process; a TF32 row (chapters 11
-and 12 on the tensor cores, the cuBLAS TF32 baseline) against cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32),
-with cuBLAS FP32 timed there too as its second baseline (alt_baseline): what the tensor cores buy
-over the CUDA cores; its pct_of_peak is of the TF32 tensor-core peak. Each precision has charts and
+An FP32 row compares against cuBLAS FP32 (no TF32); a TF32 row (chapters 11 and 12 on the tensor
+cores, the cuBLAS TF32 baseline) against cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32), with cuBLAS FP32
+timed there too as its second baseline (alt_baseline): what the tensor cores buy over the CUDA cores;
+its pct_of_peak is of the TF32 tensor-core peak. Every process times its library; the tables compare
+with the library's best median over the processes that timed it on the problem (results.references). Each precision has charts and
 a README section of its own (Math); where cuBLAS FP32 appears on a TF32 chart it is drawn hatched or
 dotted in grey and named as the FP32 reference.
 
@@ -64,12 +65,12 @@ class Math:
 MATHS = {
     FP32: Math(FP32, "gemm", "cuBLAS", "cuBLAS FP32", "FP32 FMA peak", "SGEMM throughput against size",
                "SGEMM roofline: every step at every swept size",
-               "SGEMM small and odd problems: % of cuBLAS FP32 (no TF32) timed in the same process"),
+               "SGEMM small and odd problems: % of cuBLAS FP32 (no TF32), its best median over the processes"),
     TF32: Math(TF32, "gemm-tf32", "cuBLAS TF32", "cuBLAS TF32", "TF32 tensor-core peak",
                "GEMM in TF32 on the tensor cores: throughput against size\n"
                "(dotted grey: cuBLAS FP32, no TF32, the FP32 reference)",
                "GEMM in TF32 roofline: every TF32 step at every swept size,\nunder the TF32 tensor-core roof",
-               "GEMM in TF32 on the tensor cores, small and odd problems: % of cuBLAS TF32 timed in the same process"),
+               "GEMM in TF32 on the tensor cores, small and odd problems: % of cuBLAS TF32, its best median over the processes"),
 }
 SECTIONS = {prec: m.section for prec, m in MATHS.items()}  # the precisions with outputs of their own
 
@@ -120,9 +121,9 @@ def odd_sizes_text() -> str:
 # Tables
 
 def headline_table(rows: list[Row], m: Math, ref: Baselines | None = None) -> str:
-    """At the headline size: each step's time, TFLOP/s, % of the library in its own process and ×
-    the previous step; in FP32 also × step 01; in TF32 also % of the TF32 peak and × cuBLAS FP32 (its
-    own process), then cuBLAS FP32 as the reference (the median over the processes)."""
+    """At the headline size: each step's time, TFLOP/s, % of the library at its best and × the
+    previous step; in FP32 also × step 01; in TF32 also % of the TF32 peak and × cuBLAS FP32, then
+    cuBLAS FP32 as the reference (its best over the processes)."""
     tf32 = m.name == TF32
     extra = ["% of TF32 peak", "× cuBLAS FP32"] if tf32 else []
     last = [] if tf32 else ["× step 01"]
@@ -149,8 +150,8 @@ def headline_table(rows: list[Row], m: Math, ref: Baselines | None = None) -> st
 
 
 def chapter_table(rows: list[Row], m: Math) -> str:
-    """One chapter's rows over the sweep and the suite, against the library (TF32: and cuBLAS FP32,
-    both timed in its own process) and the peak of its precision; the plan where it chooses one."""
+    """One chapter's rows over the sweep and the suite, against the library (TF32: and cuBLAS FP32)
+    at its best over the processes, and the peak of its precision; the plan where it chooses one."""
     tf32 = m.name == TF32
     plans = any(r.config for r in rows)
     extra = ["cuBLAS FP32 (ms)", "× cuBLAS FP32"] if tf32 else []
@@ -169,7 +170,8 @@ def chapter_table(rows: list[Row], m: Math) -> str:
     names = f"\"cuBLAS TF32\" is {base.main.name}" + (f"; \"cuBLAS FP32\" is {base.alt.name}, on the CUDA cores"
                                                      if base.alt.name else "")
     return (f"TF32 on the tensor cores (A and B rounded to TF32, products summed in FP32), checked against true FP32 "
-            f"with the TF32 tolerance. {names}; both timed in the same process as the step. % of TF32 peak is of the "
+            f"with the TF32 tolerance. {names}; each the best median over the processes that timed it on the problem "
+            f"(the step's own and the other TF32 steps'). % of TF32 peak is of the "
             f"dense TF32 tensor-core peak.\n\n" + "\n".join(lines))
 
 
@@ -182,7 +184,7 @@ def suite_steps(latest: dict) -> list[str]:
 
 
 def suite_table(latest: dict, m: Math) -> str:
-    """Per suite problem: each chapter's % of the library (in the chapter's own process), the planning
+    """Per suite problem: each chapter's % of the library at its best over the processes, the planning
     chapter's plan; the geometric mean last. Empty when no chapter ran the whole suite."""
     steps = suite_steps(latest)
     if not steps:
@@ -241,9 +243,9 @@ def plans_table(plans: list[Row], chosen: dict[str, str]) -> str:
 
 
 def sweep_table(latest: dict, refs: dict[str, Baselines]) -> str:
-    """TF32 over the sweep (and the headline): each chapter's TFLOP/s and % of cuBLAS TF32 (its own
-    process), cuBLAS TF32 and cuBLAS FP32 (medians over the processes), and whether every step's
-    result at that size was verified."""
+    """TF32 over the sweep (and the headline): each chapter's TFLOP/s and % of cuBLAS TF32, cuBLAS TF32
+    and cuBLAS FP32 (each at its best over the processes), and whether every step's result at that
+    size was verified."""
     sweep = [mnk_name(x) for x in SWEEP]
     if HEADLINE not in sweep:
         sweep.append(HEADLINE)
@@ -273,7 +275,7 @@ def sweep_table(latest: dict, refs: dict[str, Baselines]) -> str:
 
 def speedup_chart(rows: list[Row], path: Path, m: Math, ref: Baselines | None = None) -> None:
     """Bars: TFLOP/s of each step at the headline size. FP32: labels give × step 01 and % of cuBLAS.
-    TF32: labels give % of cuBLAS TF32 and × cuBLAS FP32 (each step's own process), cuBLAS FP32
+    TF32: labels give % of cuBLAS TF32 and × cuBLAS FP32 (each at its best), cuBLAS FP32
     hatched in grey as the FP32 reference, the TF32 tensor-core peak as a dashed line."""
     names, values = [fmt.label(r) for r in rows], [r.tflops for r in rows]
     colours = [charts.STEP_COLOUR if r.is_chapter else "#7f7f7f" if m.name == FP32 else TF32_LIB_COLOUR for r in rows]
@@ -297,7 +299,7 @@ def speedup_chart(rows: list[Row], path: Path, m: Math, ref: Baselines | None = 
         figsize, headroom = (max(8.0, 1.0 + 1.6 * len(names)), 5.5), 1.2
         peak = max(r.peak_gflops for r in rows) / 1e3
         title = (f"GEMM {fmt.problem(HEADLINE)} in TF32 on the tensor cores\nlabels: % of cuBLAS TF32 and × cuBLAS "
-                 f"FP32 in each step's process; hatched grey: the FP32 reference, not TF32")
+                 f"FP32, each at its best over the processes; hatched grey: the FP32 reference, not TF32")
     fig, ax = charts.figure(figsize)
     bars = ax.bar(names, values, color=colours)
     for b, hatch in zip(bars, hatches):
@@ -342,7 +344,7 @@ def sweep_chart(latest: dict, path: Path, m: Math, refs: dict[str, Baselines] | 
         pts.sort(key=lambda x: problem_sort_key(x[0].problem))
         even = [(r, v) for r, v in pts if not odd(r)]
         ax.plot([r.m for r, _ in even], [v for _, v in even], color=FP32_REF_COLOUR, ls=":", marker="v", ms=4,
-                label=f"{refs[HEADLINE].alt.name or 'cuBLAS FP32'}: FP32 reference\n(median over the TF32 steps' processes)")
+                label=f"{refs[HEADLINE].alt.name or 'cuBLAS FP32'}: FP32 reference\n(its best over the TF32 steps' processes)")
         for r, v in pts:
             if odd(r):
                 ax.plot([(r.m * r.n * r.k) ** (1 / 3)], [v], marker="x", color=FP32_REF_COLOUR, ms=8, mew=2)
@@ -401,7 +403,7 @@ def suite_chart(latest: dict, path: Path, m: Math) -> bool:
                             va="bottom", fontsize=6, rotation=90, color="white")
     lib = m.chart_library
     ax.axhline(100, color="black", lw=1, ls="--")
-    ax.annotate(f"{lib} (same process)", (len(groups) - 0.5, 101), ha="right", va="bottom", fontsize=8)
+    ax.annotate(f"{lib} (its best over the processes)", (len(groups) - 0.5, 101), ha="right", va="bottom", fontsize=8)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([fmt.problem(g) for g in groups], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(f"% of {lib} (median time)")
@@ -418,28 +420,30 @@ def suite_chart(latest: dict, path: Path, m: Math) -> bool:
 
 def readme_text(head: list[Row], m: Math, ref: Baselines | None) -> str:
     """What the block's opening sentence says was measured, and how, in each precision."""
+    lib = Baselines(head).main
+    best = (f"{lib.name} at its best: the lowest median over the {lib.processes} processes that timed it at this "
+            f"size (every step's and the library's own; here {fmt.ms(lib.lo)}–{fmt.ms(lib.hi)} ms), because a "
+            f"library's time moves between processes more than a step's (docs/measuring.md)")
     if m.name == FP32:
         return (f"SGEMM {fmt.problem(HEADLINE)}, row-major FP32, alpha = 1, beta = 0. Each time is the median of "
-                f"event-timed runs with L2 flushed before each run; % of cuBLAS compares against cuBLAS FP32 (no TF32) "
-                f"timed in the same process.")
+                f"event-timed runs with L2 flushed before each run; % of cuBLAS compares against {best}.")
     peak = max(r.peak_gflops for r in head) / 1e3
     return (f"GEMM {fmt.problem(HEADLINE)} in **TF32** on the tensor cores: row-major FP32 in and out, A and B rounded "
             f"to TF32 (10-bit mantissa) inside the tensor cores, products summed in FP32; alpha = 1, beta = 0. Each "
             f"time is the median of event-timed runs with L2 flushed before each run. % of cuBLAS TF32 compares "
-            f"against {Baselines(head).main.name} timed in the same process; × cuBLAS FP32 is "
-            f"{ref.alt.name or 'cuBLAS FP32'}'s time in that process over the step's, what the tensor cores buy over "
-            f"the CUDA cores (its own row, the FP32 reference, is the median over the processes). % of TF32 peak is "
+            f"against {best}; × cuBLAS FP32 is {ref.alt.name or 'cuBLAS FP32'}'s best time (the same way) over the "
+            f"step's, what the tensor cores buy over the CUDA cores (its own row is the FP32 reference). % of TF32 peak is "
             f"of the dense TF32 tensor-core peak ({peak:.0f} TFLOP/s here), not the FP32 one. Every result is "
             f"checked against true FP32 with the TF32 tolerance. These rows are in no FP32 table or chart above.")
 
 
 def readme_block(head: list[Row], m: Math, ref: Baselines | None, sweep: str, suite: str, images: list[Path],
                  out: Outputs) -> str:
-    suite_part = ["", f"Small and odd problems (chapter 10's suite; each chapter against {m.library} in its own "
-                  "process):", "", suite] if suite else []
+    suite_part = ["", f"Small and odd problems (chapter 10's suite; each chapter against {m.library} at its best "
+                  "over the processes that timed it on the problem):", "", suite] if suite else []
     sides = [mm for mm, _, _ in SWEEP]
     sweep_part = ["", f"Over the sweep ({min(sides)} to {max(sides)}, with the odd sizes {odd_sizes_text()}): each step's "
-                  "TFLOP/s and % of cuBLAS TF32 in its own process, the libraries' medians over the processes, and "
+                  "TFLOP/s and % of cuBLAS TF32, the libraries at their best over the processes, and "
                   "whether every result at that size was verified:", "", sweep] if sweep else []
     return "\n".join([
         f"{preamble(head[0], head, readme_text(head, m, ref))} {out.generated()}",
