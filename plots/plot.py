@@ -68,8 +68,10 @@ def main(argv=None) -> int:
         parts = results.PARTS if args.part == "all" else (args.part,)
         slug = Path(args.csv).stem  # the binaries name the file after the GPU (its slug)
         plans_csv = Path(args.csv).with_name(f"{slug}-plans.csv")
+        metrics_csv = Path(args.csv).with_name(f"{slug}-metrics.csv")
         out = Outputs(Path(args.out_dir), slug, Path(args.csv).name, Path(args.readme) if args.readme else None,
-                      results.load(plans_csv) if plans_csv.is_file() else [])
+                      results.load(plans_csv) if plans_csv.is_file() else [],
+                      results.load_metrics(metrics_csv) if metrics_csv.is_file() else [])
         for part in parts:
             rows, own = split_precision(results.of_part(all_rows, part), part)
             if not rows and not own:

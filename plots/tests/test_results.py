@@ -217,3 +217,15 @@ def test_references_are_the_best_process_of_the_shown_rows_runs(tmp_path):
     latest = results.latest(results.load(path))
     assert latest[("17_x", "seed_3x3")].baseline_time_ms == 0.9  # 19's processes of run B still count
     assert latest[("17_x", "seed_3x3")].baseline_processes == 3
+
+
+def test_dram_bytes_sums_the_newest_profile_of_a_chapter():
+    m = lambda k, metric, v, unit, t: {"chapter": "25_x", "problem": "g", "kernel": k, "metric": metric, "value": v,
+                                       "unit": unit, "timestamp": t}
+    rows = [m("a", "dram__bytes_read.sum", "1", "Gbyte", "2026-01-01T00:00:00Z"),  # an older profile: left out
+            m("a", "dram__bytes_read.sum", "288.7", "Mbyte", "2026-01-02T00:00:00Z"),
+            m("a", "dram__bytes_write.sum", "15.1", "Mbyte", "2026-01-02T00:00:00Z"),
+            m("b", "dram__bytes_read.sum", "1,000", "Kbyte", "2026-01-02T00:00:00Z"),
+            m("a", "gpu__time_duration.sum", "107", "us", "2026-01-02T00:00:00Z")]
+    assert results.dram_bytes(rows, "25_x", "g") == pytest.approx(288.7e6 + 15.1e6 + 1e6)
+    assert results.dram_bytes(rows, "25_x", "other") is None

@@ -113,20 +113,22 @@ def gcn_shape(r: Row) -> str:
 # ----------------------------------------------------------------------------------------------
 # Tables
 
-def headline_table(chapters: list[Row], torch_rows: list[Row]) -> str:
+def headline_table(chapters: list[Row], torch_rows: list[Row], metrics: list | None = None) -> str:
     """At the Part III problem: every chapter against its library baseline at its best and the first
     chapter of its kind, then the PyTorch rows (each its fastest process; GCNConv against PyTorch's layer)."""
-    lines = ["| step | kind | time (ms), median [min, max] | GB/s | % of copy | library baseline | library (ms) "
-             "| library GB/s | × library | × first of its kind | verified |",
-             "|---|---|---|---:|---:|---|---:|---:|---:|---:|:-:|"]
+    lines = ["| step | kind | time (ms), median [min, max] | GB/s | % of copy | DRAM bytes ÷ minimum | library baseline "
+             "| library (ms) | library GB/s | × library | × first of its kind | verified |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|:-:|"]
     first: dict[str, Row] = {}
 
     def line(r: Row, kind: str, vs_first: str) -> str:
         # A row that is its own baseline (PyTorch's layer) has no library cells.
         library = (f"{r.baseline} | {fmt.ms(r.baseline_time_ms)} | {fmt.gbs(r.gbps_at(r.baseline_time_ms))} "
                    f"| {r.ratio_to_baseline:.2f}") if r.baseline != r.step else "– | – | – | –"
-        return (f"| {fmt.label(r)} | {kind} | {fmt.timing(r)} | {fmt.gbs(r.gbps)} | {fmt.pct(r.copy_ratio)} | {library} "
-                f"| {vs_first} | {r.verified} |")
+        dram = results.dram_bytes(metrics or [], r.chapter, r.problem)
+        share = f"{dram / (r.gbytes * 1e9):.2f}×" if dram else "–"
+        return (f"| {fmt.label(r)} | {kind} | {fmt.timing(r)} | {fmt.gbs(r.gbps)} | {fmt.pct(r.copy_ratio)} | {share} "
+                f"| {library} | {vs_first} | {r.verified} |")
 
     for r in chapters:
         kind = kind_of(r)
@@ -316,11 +318,13 @@ def readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], image
                  f"bytes read + written per second {copy_text}, the ceiling for these bandwidth-bound steps. GB/s "
                  f"counts a step's minimum bytes (each input read once, the output written once) over its time, not "
                  f"measured DRAM traffic: a kernel whose output is still in L2 when it ends has not written it to DRAM "
-                 f"yet, so a piece can exceed 100% of copy. The library's GB/s "
+                 f"yet, so a piece can exceed 100% of copy; DRAM bytes ÷ minimum is what Nsight Compute counted at "
+                 f"DRAM for the step's kernels (`make profile`, one run, `plots/data/<gpu>-metrics.csv`) over those "
+                 f"minimum bytes: under 1 where an output was still in L2 at the end. The library's GB/s "
                  f"is the same bytes over its time. × library is the library's time over the step's; × first of its "
                  f"kind the first step of that kind's time over the step's.{floor}{torch_note} {out.generated()}"),
         "",
-        headline_table(chapters, torch_rows),
+        headline_table(chapters, torch_rows, out.metrics),
         "",
         *out.image_links(images),
     ])
@@ -340,7 +344,7 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
     if not layer_chart(head, torch_rows, libs, problem, images[2]):
         print(f"note: no layer rows (chapter 29 or PyTorch) at {problem}: no {images[2].name}")
         images.pop()
-    print(headline_table(head, torch_rows))
+    print(headline_table(head, torch_rows, out.metrics))
     if out.readme:
         out.block(SECTIONS[prec], readme_block(problem, head, torch_rows, images, out))
     for r in head:

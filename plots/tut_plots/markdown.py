@@ -54,9 +54,11 @@ class Outputs:
     """Where one run of plot.py puts what it makes: the charts (png), the README.md blocks (block)
     and the chapters' blocks (chapter), written together at the end (write)."""
 
-    def __init__(self, out_dir: Path, slug: str, csv_name: str, readme: Path | None, plans: list):
+    def __init__(self, out_dir: Path, slug: str, csv_name: str, readme: Path | None, plans: list,
+                 metrics: list | None = None):
         self.dir, self.slug, self.csv_name, self.readme = out_dir, slug, csv_name, readme
         self.plans = plans  # a planning chapter's candidate rows (<slug>-plans.csv), or []
+        self.metrics = metrics or []  # make profile's rows (<slug>-metrics.csv: dicts), or []
         self.blocks: list[tuple[str, str]] = []    # (section, body) for README.md
         self.chapters: list[tuple[str, str]] = []  # (chapter, block) for chapters/<chapter>/README.md
 

@@ -244,6 +244,27 @@ def load(path: str | Path) -> list[Row]:
     return rows
 
 
+UNITS = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12}
+
+
+def load_metrics(path: str | Path) -> list[dict]:
+    """make profile's file (<slug>-metrics.csv: chapter, problem, kernel, metric, value, unit,
+    timestamp; plots/metrics.py writes it), one dict per row."""
+    with Path(path).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def dram_bytes(metrics: list[dict], chapter: str, problem: str) -> float | None:
+    """The bytes the chapter's kernels read and wrote at DRAM on the problem, as its newest profile
+    counted them (dram__bytes_read.sum + dram__bytes_write.sum over its kernels); None without one."""
+    mine = [m for m in metrics if m["chapter"] == chapter and m["problem"] == problem
+            and m["metric"] in ("dram__bytes_read.sum", "dram__bytes_write.sum") and m["unit"] in UNITS]
+    if not mine:
+        return None
+    newest = max(m["timestamp"] for m in mine)
+    return sum(float(m["value"].replace(",", "")) * UNITS[m["unit"]] for m in mine if m["timestamp"] == newest)
+
+
 def append_row(path: str | Path, values: dict) -> None:
     """Appends one row (column -> text; the columns it does not name are left empty) by the rule the
     binaries follow (common/src/core/csv.cpp, append_csv_row): a new or empty file gets HEADER first;
