@@ -127,6 +127,13 @@ function(_tut_add_step kind folder)
   # RESOURCE_LOCK gpu: under ctest -j the GPU tests run one at a time (each sizes its problems to the
   # free GPU memory, and timings in one would be disturbed by another).
   set_tests_properties(${folder}.self_test PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RESOURCE_LOCK gpu)
+  if(ARG_PART STREQUAL "gcn")
+    # A malformed --graph file: one error line naming the file and line, exit 2, before the device
+    # banner (no GPU needed: the harness reads the file first).
+    add_test(NAME ${folder}.bad_graph_file COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:${folder}> -DFLAG=--graph
+             "-DCONTENT=0 1\n2 x\n" -DLINE=2 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/${folder}_bad_input
+             -P ${PROJECT_SOURCE_DIR}/cmake/CheckBadInput.cmake)
+  endif()
 
   set_property(GLOBAL APPEND PROPERTY TUT_STEPS
     "${kind}\t${ARG_PART}\t${folder}\t${ARG_TITLE}\t$<TARGET_FILE:${folder}>\t${CMAKE_CURRENT_SOURCE_DIR}/${folder}\t${ARG_MATH}\t${ARG_OP}\t${_tags}")
