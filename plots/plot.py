@@ -13,9 +13,9 @@ For each part with rows in the CSV (or the one --part names):
         roofline}.png and -gemm-tf32-suite.png, README.md's results:gemm-tf32 block (the headline
         table against cuBLAS TF32 with cuBLAS FP32 as the reference, the sweep, the suite);
   conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block;
-        in TF32 (chapter 21): <slug>-conv-tf32-layers.png, README.md's results:conv-tf32 block (per
+        in TF32 (chapter 23): <slug>-conv-tf32-layers.png, README.md's results:conv-tf32 block (per
         layer against cuDNN with TF32 allowed, with the geometric mean);
-  gcn:  <out-dir>/<slug>-gcn-{speedup,bandwidth,layer}.png (layer: when chapter 29 or a PyTorch row
+  gcn:  <out-dir>/<slug>-gcn-{speedup,bandwidth,layer}.png (layer: when a step with OP layer or a PyTorch row
         of plots/torch_gcn.py was measured), README.md's results:gcn block.
 Prints the results tables and rewrites the text between the results markers of each measured
 chapter's README.md (a sweep table for a GEMM chapter, a per-layer table for a convolution one,

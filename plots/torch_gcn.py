@@ -2,13 +2,13 @@
 """Optional baseline: one GCN layer in PyTorch, and in PyTorch Geometric where it imports, timed on
 the tensors a Part III binary dumped and appended to the results CSV next to the chapters' rows.
 
-    <build>/chapters/29_fused_gcn_layer --dump DIR          (the layer's inputs, reference, output)
+    <build>/chapters/32_fused_gcn_layer --dump DIR          (the layer's inputs, reference, output)
     python plots/torch_gcn.py --dump DIR --problem rmat_281903_2312497_s1 --csv plots/data/<gpu-slug>.csv
 
 Never a dependency of `make test` or `make tutorial`: without PyTorch, or without a GPU that
 PyTorch can use, it prints one line saying it skipped and exits 0.
 
-The dump (a Layer step's: chapter 29): x.npy (V x F_in, float64), w.npy (F_in x F_out), b.npy
+The dump (a Layer step's: chapter 32): x.npy (V x F_in, float64), w.npy (F_in x F_out), b.npy
 (F_out), A_hat in CSR with one row per target node as indptr.npy, indices.npy (int32 or int64) and
 values.npy (float64), ref.npy (V x F_out, the reference output) and out.npy (the binary's output,
 compared with ref.npy too when present).
@@ -78,7 +78,7 @@ def load_dump(folder: Path, np) -> dict:
         if not path.is_file():
             if name == "out":
                 continue
-            raise DumpError(f"{path}: missing (the dump of a Layer step, chapter 29, has "
+            raise DumpError(f"{path}: missing (the dump of a Layer step, chapter 32, has "
                             f"{', '.join(n + '.npy' for n in REQUIRED)})")
         try:
             d[name] = np.load(path, allow_pickle=False)
@@ -117,7 +117,7 @@ def load_dump(folder: Path, np) -> dict:
         if d[name].shape != (v, f_out):
             fail(name, f"shape {d[name].shape}, expected ({v}, {f_out})")
     if v and not np.allclose(np.exp(d["ref"]).sum(axis=1), 1.0, rtol=0, atol=1e-9):
-        fail("ref", "is no log_softmax output (the exp of a row does not sum to 1): dump a Layer step (chapter 29)")
+        fail("ref", "is no log_softmax output (the exp of a row does not sum to 1): dump a Layer step (chapter 32)")
     d.update(v=v, f_in=f_in, f_out=f_out, nnz=nnz)
     return d
 

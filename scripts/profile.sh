@@ -27,7 +27,7 @@ python=$(cat build/python)
 
 # What the chapters talk about: time, throughput, traffic, coalescing, bank conflicts,
 # shared-memory wavefronts, instruction mix, occupancy, the main stall reasons and (chapters 11,
-# 12, 21) how busy the tensor pipe is and how many bytes cross L2.
+# 12, 23) how busy the tensor pipe is and how many bytes cross L2.
 metrics=(
   gpu__time_duration.sum
   sm__throughput.avg.pct_of_peak_sustained_elapsed

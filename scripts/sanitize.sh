@@ -6,7 +6,7 @@
 set -uo pipefail
 build=${1:?usage: sanitize.sh BUILD_DIR [PART]}
 only=${2:-all}   # gemm, conv, gcn: that part's steps only
-steps=${STEPS:-}  # STEPS="11_tensor_core_mma 21_implicit_gemm_tf32": only these steps
+steps=${STEPS:-}  # STEPS="11_tensor_core_mma 23_implicit_gemm_tf32": only these steps
 manifest=$build/chapters.tsv
 [ -f "$manifest" ] || { echo "sanitize: $manifest not found: build first"; exit 2; }
 cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

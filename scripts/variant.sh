@@ -6,8 +6,8 @@
 #   scripts/variant.sh [-b BUILD_DIR] CHAPTER NAME=VALUE [NAME=VALUE ...]
 #   scripts/variant.sh 09_double_buffering BLOCK_K=8
 #   scripts/variant.sh 08_warp_tiling BLOCK_K=32
-#   scripts/variant.sh 19_implicit_gemm_double_buffer BLOCK_K=8     (conv chapters: every layer)
-#   scripts/variant.sh 27_spmm_warp_per_row IN_FLIGHT=16             (gcn chapters: the default graph)
+#   scripts/variant.sh 20_implicit_gemm_double_buffer BLOCK_K=8     (conv chapters: every layer)
+#   scripts/variant.sh 30_spmm_warp_per_row IN_FLIGHT=16             (gcn chapters: the default graph)
 #
 # NAME is a `constexpr int NAME = ...;` of the chapter's kernel.cuh. The copy is compiled and linked
 # with the chapter's own commands, read from the build (compile_commands.json, Ninja), so its flags

@@ -1,4 +1,4 @@
-// Chapter 17 binary: the warp-tiled implicit GEMM handed to the shared harness (flags: --help).
+// Chapter 17 binary: the warp-tiled implicit GEMM with chapter 16's gather, handed to the shared harness (flags: --help).
 #include "kernel.cuh"
 
 int main(int argc, char** argv) { return tut::conv_main(argc, argv, {TUT_THIS_STEP, ch17::warptile_implicit_gemm}); }

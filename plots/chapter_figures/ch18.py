@@ -1,11 +1,10 @@
-"""Chapter 18: the filter tile's shared stores, chapter 17's scalar transposed stores against this
-chapter's float4 stores into rows padded from 128 to 132 floats.
+"""Chapter 18: the 128x128 block tile in warp tiles, who gathers which element of the input tile, and
+where one row of that tile comes from in x.
 
-Top: which part of the filter one thread copies, and where it goes in the tap-major tile (chapter 17:
-1 filter x 4 taps, four scalar stores down a column; chapter 18: 4 filters x 2 taps, two float4 stores
-along rows), and the padded tile cut into 16-byte bank groups with one store of warp 0. Bottom: that
-store's lanes stacked on the banks (or bank groups) they hit; the deepest stack is the number of
-wavefronts.
+Top left: the block tile of Y split into 32x64 warp tiles, one lane's four 4x4 sub-tiles (chapter 08's
+layout). Bottom: the (BLOCK_K, BLOCK_N) input tile Xs, coloured by the warp that gathers each row,
+with one thread's eight elements and the column table the gather reads its addresses from. Top right:
+for seed_3x3, the 128 output pixels of one block column and the input pixels that one tap reads for them.
 """
 from __future__ import annotations
 
@@ -15,176 +14,174 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
-from chapter_figures._draw import WARP, cells, lane_color  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+from chapter_figures._draw import cells  # noqa: E402
 
-CHAPTER = "18_implicit_gemm_padding"
+CHAPTER = "18_implicit_gemm_cheap_gather"
 
-# The tunables of chapters/17_implicit_gemm_warp_tiles/kernel.cuh and chapters/18_implicit_gemm_padding/kernel.cuh.
-BLOCK_M, BLOCK_K = 128, 16
-NUM_THREADS = 256
-VEC = 4
-A_PAD = 4  # chapter 18: rows of BLOCK_M + A_PAD = 132 floats
-A_VEC_K = BLOCK_M * BLOCK_K // (NUM_THREADS * VEC)  # 2 taps per thread in chapter 18's copy
-A_BLOCKS_K = BLOCK_K // A_VEC_K  # 8 tap blocks along a filter
-BANKS = 32  # 4-byte banks
-GROUPS = BANKS // VEC  # 8 groups of 16 bytes: a 128-bit access is served 8 lanes at a time
+# The tunables of chapters/18_implicit_gemm_cheap_gather/kernel.cuh.
+BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 16
+WARP_M, WARP_N = 32, 64
+THREAD_M, THREAD_N = 8, 8
+SUB_M, SUB_N = 4, 4
+WARP_SIZE = 32
+LANES_M, LANES_N = WARP_M // THREAD_M, WARP_N // THREAD_N  # 4 x 8 lanes
+WARPS_M, WARPS_N = BLOCK_M // WARP_M, BLOCK_N // WARP_N  # 4 x 2 warps
+NUM_WARPS = WARPS_M * WARPS_N  # 8
+SUBS_M, SUBS_N = THREAD_M // SUB_M, THREAD_N // SUB_N  # 2 x 2 sub-tiles per thread
+SUB_STRIDE_M, SUB_STRIDE_N = LANES_M * SUB_M, LANES_N * SUB_N  # 16, 32
+B_COLS = BLOCK_N // WARP_SIZE  # 4 columns of Xs per thread, WARP_SIZE apart
+B_ROWS = BLOCK_K // NUM_WARPS  # 2 rows of Xs per thread, NUM_WARPS apart
 
-SHOWN_TID = 5  # the thread whose copy is drawn in panels (1) and (2)
-STORE_C = 0  # which of a thread's stores panels (3) to (6) show
+# The thread drawn in panels (1) and (3).
+SHOWN_WARP, SHOWN_LANE = 3, 5
 
+# Panel (2): seed_3x3 (N = 128, C = 64, 56 x 56, 3x3, pad 1, stride 1). Block column 24 holds output
+# pixels j = 3072 .. 3199: the end of image 0 and the start of image 1 (P*Q = 3136).
+H = W = 56
+R = S = 3
+PAD, STRIDE, DIL = 1, 1, 1
+P = (H + 2 * PAD - DIL * (R - 1) - 1) // STRIDE + 1  # 56
+Q = (W + 2 * PAD - DIL * (S - 1) - 1) // STRIDE + 1  # 56
+TRACE_BLOCK_COL = 24
+TRACE_TAP = (0, 0, 0)  # (c, r, s) of the traced row of Xs: row 0, gathered by warp 0
 
-def ch17_copy(tid: int) -> tuple[int, int]:
-    """(a_row, a_col) of chapter 17: filter a_row, taps a_col .. a_col + 3."""
-    return tid // (BLOCK_K // VEC), (tid % (BLOCK_K // VEC)) * VEC
-
-
-def ch18_copy(tid: int) -> tuple[int, int]:
-    """(a_row, a_col) of chapter 18: filters a_row .. a_row + 3, taps a_col .. a_col + A_VEC_K - 1."""
-    a_ml, a_kb, a_mh = tid % A_VEC_K, (tid // A_VEC_K) % A_BLOCKS_K, tid // (A_VEC_K * A_BLOCKS_K)
-    return (a_mh * A_VEC_K + a_ml) * VEC, a_kb * A_VEC_K
-
-
-def scalar_store(lane: int, c: int) -> tuple[int, int]:
-    """Chapter 17, warp 0: (word address, bank) of the scalar store Ws[a_col + c][a_row], rows of BLOCK_M floats."""
-    a_row, a_col = ch17_copy(lane)
-    word = (a_col + c) * BLOCK_M + a_row
-    return word, word % BANKS
-
-
-def vector_store(lane: int, c: int, pad: int) -> tuple[int, int]:
-    """Chapter 18, warp 0: (16-byte chunk, bank group) of the float4 store at Ws[a_col + c][a_row], rows of
-    BLOCK_M + pad floats."""
-    a_row, a_col = ch18_copy(lane)
-    chunk = ((a_col + c) * (BLOCK_M + pad) + a_row) // VEC
-    return chunk, chunk % GROUPS
+_TAB10 = plt.get_cmap("tab10")
+WARP_COLOURS = [_TAB10(i) for i in (0, 1, 2, 4, 5, 6, 8, 9)]  # one per warp; no red, the highlight's colour
+LOAD_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]  # the thread's B_COLS gathers of one row
+HIGHLIGHT = "#d62728"
+PAD_COLOUR = "#d9d9d9"
 
 
-def wavefronts(addr_bank: list[tuple[int, int]], minimum: int) -> int:
-    """The most distinct addresses any bank (or group) must serve, and at least the access's minimum."""
-    per: dict[int, set[int]] = {}
-    for addr, bank in addr_bank:
-        per.setdefault(bank, set()).add(addr)
-    return max(minimum, max(len(a) for a in per.values()))
+def lane_pos(lane: int) -> tuple[int, int]:
+    """(lane_row, lane_col) of a lane, as the kernel computes them (z-order in pairs of rows)."""
+    return (lane // (2 * LANES_N)) * 2 + lane % 2, (lane // 2) % LANES_N
 
 
-def _copy_panel(ax, title, filters, mine, dest, note) -> None:
-    """A corner of W (filters x taps, as stored) and of the tap-major tile, one thread's floats in both."""
-    ax.set_xlim(-0.5, BLOCK_K + 6 + filters + 0.5)
-    ax.set_ylim(BLOCK_K + 4.5, -1.5)
+def _block_panel(ax) -> None:
+    """Panel (1): the block tile of Y in warp tiles; the shown lane's four sub-tiles."""
+    ax.set_xlim(-2, BLOCK_N + 2)
+    ax.set_ylim(BLOCK_M + 26, -4)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(title, fontsize=9.5)
-    # W: `filters` rows x BLOCK_K taps, at the left.
-    cells(ax, 0, 0, filters, BLOCK_K, lw=0.4, ec="#999999")
-    for (f, t), colour in mine.items():
-        ax.add_patch(Rectangle((t, f), 1, 1, color=colour))
-    ax.annotate("W: filters ↓, taps → (as in w)", (0, -0.4), fontsize=8)
-    # The tap-major tile: BLOCK_K rows x `filters` columns, at the right.
-    x0 = BLOCK_K + 6
-    cells(ax, x0, 0, BLOCK_K, filters, lw=0.4, ec="#999999")
-    for (t, f), colour in dest.items():
-        ax.add_patch(Rectangle((x0 + f, t), 1, 1, color=colour))
-    ax.annotate("Ws: taps ↓, filters →", (x0, -0.4), fontsize=8)
-    ax.add_patch(FancyArrowPatch((BLOCK_K + 0.6, 2.5), (x0 - 0.6, 2.5), arrowstyle="->", mutation_scale=14))
-    ax.annotate(note, (0, BLOCK_K + 0.8), va="top", fontsize=8)
+    ax.set_title(f"(1) the {BLOCK_M}×{BLOCK_N} block tile of Y (filters × output pixels):\n"
+                 f"{WARPS_M}×{WARPS_N} warps of {WARP_M}×{WARP_N}, lanes in z-order (chapter 08)", fontsize=10)
+    for w in range(NUM_WARPS):
+        wr, wc = divmod(w, WARPS_N)
+        ax.add_patch(Rectangle((wc * WARP_N, wr * WARP_M), WARP_N, WARP_M, fc=WARP_COLOURS[w], alpha=0.22,
+                               ec="black", lw=1.6 if w == SHOWN_WARP else 0.6))
+        ax.annotate(f"warp {w}", (wc * WARP_N + WARP_N / 2, wr * WARP_M + WARP_M / 2 + 6), ha="center",
+                    va="center", fontsize=9, color="#333333")
+    wr, wc = divmod(SHOWN_WARP, WARPS_N)
+    lr, lc = lane_pos(SHOWN_LANE)
+    for im in range(SUBS_M):
+        for jn in range(SUBS_N):
+            r = wr * WARP_M + lr * SUB_M + im * SUB_STRIDE_M
+            c = wc * WARP_N + lc * SUB_N + jn * SUB_STRIDE_N
+            ax.add_patch(Rectangle((c, r), SUB_N, SUB_M, color=HIGHLIGHT))
+    ax.annotate(f"red: lane {SHOWN_LANE} of warp {SHOWN_WARP}, its {THREAD_M}×{THREAD_N} results as four "
+                f"{SUB_M}×{SUB_N} sub-tiles.\nPer k it reads two float4 of the filter tile and two of Xs\n"
+                f"(LDS.128) and does {THREAD_M * THREAD_N} FMAs from registers: per warp and K step,\n"
+                f"{BLOCK_K * (SUBS_M + SUBS_N)} LDS.128 for {BLOCK_K * THREAD_M * THREAD_N} FFMAs "
+                f"(chapter 16: {BLOCK_K + BLOCK_K // 4} shared loads for {BLOCK_K})",
+                (0, BLOCK_M + 3), va="top", fontsize=8.5)
 
 
-def _tile_panel(ax) -> None:
-    """Panel (3): the padded tile in 16-byte chunks, coloured by bank group, with warp 0's store STORE_C."""
-    row_chunks = (BLOCK_M + A_PAD) // VEC  # 33
-    ax.set_xlim(-2.5, row_chunks + 0.5)
-    ax.set_ylim(BLOCK_K + 4.2, -1.2)
+def _gather_panel(ax) -> None:
+    """Panel (3): warp w gathers rows w, w + 8 of Xs, lane l the columns l, l + 32, l + 64, l + 96."""
+    top = 2.5  # room above the tile for the column table
+    ax.set_xlim(-13, BLOCK_N + 1)
+    ax.set_ylim(top + BLOCK_K + 5.5, -1.0)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"(3) chapter 18's tile, rows of {BLOCK_M} + {A_PAD} floats\n= {row_chunks} chunks of 16 bytes; "
-                 f"colour: bank group (chunk mod {GROUPS});\nnumbers: the lanes of warp 0's store c = {STORE_C}",
-                 fontsize=9.5)
-    group_cmap = plt.get_cmap("Pastel2")
-    for kk in range(BLOCK_K):
-        for ch in range(row_chunks):
-            chunk = (kk * (BLOCK_M + A_PAD)) // VEC + ch
-            pad = ch * VEC >= BLOCK_M
-            ax.add_patch(Rectangle((ch, kk), 1, 1, fc="white" if pad else group_cmap(chunk % GROUPS),
-                                   ec="#bbbbbb", lw=0.3, hatch="////" if pad else None))
-        ax.annotate(str(kk), (-0.4, kk + 0.5), ha="right", va="center", fontsize=6.5)
-    for lane in range(WARP):
-        a_row, a_col = ch18_copy(lane)
-        kk, ch = a_col + STORE_C, a_row // VEC
-        ax.add_patch(Rectangle((ch, kk), 1, 1, fill=False, ec="black", lw=1.0))
-        ax.annotate(str(lane), (ch + 0.5, kk + 0.55), ha="center", va="center", fontsize=5.5)
-    ax.annotate("tap row kk", (-2.3, -0.5), fontsize=7)
-    ax.annotate(f"each row starts one group further on\n({BLOCK_M + A_PAD} floats = {row_chunks} chunks); hatched: "
-                f"the {A_PAD} floats of padding", (0, BLOCK_K + 0.6), va="top", fontsize=8)
+    ax.set_title(f"(3) the gather of the ({BLOCK_K}, {BLOCK_N}) input tile Xs: warp w copies rows w and w + "
+                 f"{NUM_WARPS},\nlane l the columns l, l + 32, l + 64, l + 96 (colour: the warp; red: lane "
+                 f"{SHOWN_LANE} of warp {SHOWN_WARP})", fontsize=10)
+    # The column table: one decoded output pixel per column, for the whole K loop.
+    for j in range(BLOCK_N):
+        mine = j % WARP_SIZE == SHOWN_LANE
+        ax.add_patch(Rectangle((j, 0), 1, 1.6, fc=HIGHLIGHT if mine else "#c9d7e8", ec="white", lw=0.3))
+    ax.annotate("cols_s[j]", (-0.6, 0.8), ha="right", va="center", fontsize=9, fontweight="bold")
+    ax.annotate("{base, ih0, iw0, y} of pixel block_col + j, decoded once per block", (BLOCK_N, -0.2),
+                ha="right", va="bottom", fontsize=8)
+    # Xs: row kk0 + row of the tile, coloured by the warp that gathers it.
+    for row in range(BLOCK_K):
+        warp = row % NUM_WARPS
+        for j in range(BLOCK_N):
+            mine = warp == SHOWN_WARP and j % WARP_SIZE == SHOWN_LANE
+            ax.add_patch(Rectangle((j, top + row), 1, 1, fc=HIGHLIGHT if mine else WARP_COLOURS[warp],
+                                   alpha=1.0 if mine else 0.35, lw=0))
+        tap_mine = warp == SHOWN_WARP
+        ax.annotate(f"tap kk0 + {row}: warp {warp}", (-0.6, top + row + 0.55), ha="right", va="center",
+                    fontsize=6.5, color=HIGHLIGHT if tap_mine else "black",
+                    fontweight="bold" if tap_mine else "normal")
+    cells(ax, 0, top, BLOCK_K, BLOCK_N, lw=0.1, ec="#ffffff")
+    ax.add_patch(Rectangle((0, top), BLOCK_N, BLOCK_K, fill=False, ec="black", lw=1.0))
+    for j in range(WARP_SIZE, BLOCK_N, WARP_SIZE):
+        ax.plot([j, j], [top, top + BLOCK_K], color="black", lw=0.6, ls=":")
+    ax.annotate(f"red thread, per K step: {B_ROWS} tap decodes (rows {SHOWN_WARP} and {SHOWN_WARP + NUM_WARPS}, "
+                f"FastDiv), {B_COLS} LDS.128 of cols_s (its columns), {B_ROWS * B_COLS} predicated loads of x.\n"
+                f"Element (kk, j) = x[cols_s[j].base + tap.offset], read only if cols_s[j].ih0 + tap.rd < H and "
+                f"cols_s[j].iw0 + tap.sd < W (unsigned: one compare per axis).\n"
+                f"Chapter 16: one element per thread and K step, with its own tap_coord (two divisions).",
+                (0, top + BLOCK_K + 1.0), va="top", fontsize=8)
 
 
-def _stack_panel(ax, title, hits, columns, minimum, unit) -> None:
-    """Lanes stacked on the bank (or group) they hit; distinct addresses count, lanes sharing one do not."""
-    ax.set_xlim(-0.3, columns + 0.3)
-    depth_max = 8
-    ax.set_ylim(depth_max + 0.2, -0.2)
-    ax.set_xticks([b + 0.5 for b in range(columns)] if columns <= GROUPS else
-                  [b + 0.5 for b in range(0, columns, 4)])
-    ax.set_xticklabels([str(b) for b in range(columns)] if columns <= GROUPS else
-                       [str(b) for b in range(0, columns, 4)], fontsize=7)
-    ax.set_yticks([])
-    ax.set_xlabel(unit, fontsize=8)
-    stacks: dict[int, list[tuple[int, int]]] = {}
-    for lane, (addr, bank) in enumerate(hits):
-        stacks.setdefault(bank, []).append((lane, addr))
-    for bank in range(columns):
-        ax.add_patch(Rectangle((bank, 0), 1, depth_max, fill=False, lw=0.2, ec="#dddddd"))
-        for depth, (lane, _) in enumerate(sorted(stacks.get(bank, []))):
-            ax.add_patch(Rectangle((bank, depth), 1, 1, fc=lane_color(lane), ec="white", lw=0.5))
-            ax.annotate(str(lane), (bank + 0.5, depth + 0.55), ha="center", va="center", fontsize=6, color="white")
-    waves = wavefronts(hits, minimum)
-    ax.set_title(f"{title}\n→ {waves} wavefronts (at least {minimum}), {waves - minimum} of them conflicts", fontsize=9)
+def _source_panel(ax) -> None:
+    """Panel (2): the input pixels that tap TRACE_TAP reads for the 128 pixels of block column TRACE_BLOCK_COL."""
+    c, r, s = TRACE_TAP
+    first_j = TRACE_BLOCK_COL * BLOCK_N
+    # Which (image, input row) pairs the 128 pixels touch, in order.
+    reads = []  # (j, n, ih, iw)
+    for j in range(first_j, first_j + BLOCK_N):
+        n, pq = divmod(j, P * Q)
+        p, q = divmod(pq, Q)
+        reads.append((j - first_j, n, p * STRIDE - PAD + r * DIL, q * STRIDE - PAD + s * DIL))
+    rows = sorted({(n, ih) for _, n, ih, _ in reads})
+    span = W + 2 * PAD
+    gap = 1.6
+    ax.set_xlim(-9.5, span + 1)
+    ax.set_ylim(len(rows) * gap + 3.4, -0.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    inside = sum(1 for _, n, ih, iw in reads if 0 <= ih < H and 0 <= iw < W)
+    ax.set_title(f"(2) seed_3x3, block column {TRACE_BLOCK_COL} (pixels j = {first_j} … {first_j + BLOCK_N - 1}: "
+                 f"the last {P * Q - first_j % (P * Q)} of image 0, the first "
+                 f"{BLOCK_N - (P * Q - first_j % (P * Q))} of image 1).\nRow 0 of Xs, tap (c, r, s) = "
+                 f"({c}, {r}, {s}), as warp 0 gathers it: its {B_COLS} loads (colour) each take 32 consecutive "
+                 f"pixels;\n{inside} of the 128 are in the image, {BLOCK_N - inside} in the padding (hatched: "
+                 "predicated off, stored as 0)", fontsize=10)
+    y_of = {key: i * gap for i, key in enumerate(rows)}
+    for (n, ih), y in y_of.items():
+        for iw in range(-PAD, W + PAD):
+            if not (0 <= ih < H and 0 <= iw < W):
+                ax.add_patch(Rectangle((PAD + iw, y), 1, 1, color=PAD_COLOUR))
+        cells(ax, 0, y, 1, span, lw=0.2)
+        label = f"x[{n}][{c}][{ih}][·]" if 0 <= ih < H else f"image {n}, row {ih}"
+        ax.annotate(label, (-0.4, y + 0.5), ha="right", va="center", fontsize=8)
+    for jj, n, ih, iw in reads:
+        colour = LOAD_COLOURS[jj // WARP_SIZE]
+        y = y_of[(n, ih)]
+        if 0 <= ih < H and 0 <= iw < W:
+            ax.add_patch(Rectangle((PAD + iw, y), 1, 1, color=colour))
+        else:
+            ax.add_patch(Rectangle((PAD + iw, y), 1, 1, fill=False, ec=colour, lw=1.0, hatch="xxx"))
+    handles = [Rectangle((0, 0), 1, 1, color=col) for col in LOAD_COLOURS]
+    ax.legend(handles, [f"load {k}: columns {k * WARP_SIZE}–{k * WARP_SIZE + WARP_SIZE - 1}"
+                        for k in range(B_COLS)],
+              loc="lower left", bbox_to_anchor=(0.0, -0.02), ncol=B_COLS, fontsize=8, frameon=False)
+    ax.annotate("iw →   (the grey border is the padding, never stored)", (span - 0.5, len(rows) * gap + 0.3),
+                ha="right", va="top", fontsize=8)
 
 
-def store_banks(path: Path) -> None:
-    fig = plt.figure(figsize=(17, 10))
-    gs = fig.add_gridspec(2, 3, height_ratios=[1.25, 1.0], hspace=0.3, wspace=0.15)
-
-    # (1) chapter 17: thread SHOWN_TID loads one filter x 4 taps (one LDG.128), stores 4 scalars down a column.
-    a_row, a_col = ch17_copy(SHOWN_TID)
-    shown_f = 8  # filters drawn
-    mine = {(a_row, a_col + c): lane_color(SHOWN_TID * 4 + 4 * c) for c in range(VEC)}
-    dest = {(a_col + c, a_row): lane_color(SHOWN_TID * 4 + 4 * c) for c in range(VEC)}
-    _copy_panel(fig.add_subplot(gs[0, 0]),
-                f"(1) chapter 17: thread {SHOWN_TID} copies filter {a_row}, taps {a_col}–{a_col + VEC - 1}:\n"
-                "one 16-byte load, four scalar stores down a column", shown_f, mine, dest,
-                "8 scalar stores per thread and K step (two filters);\n"
-                f"in rows of {BLOCK_M} floats a column is one bank: the\n"
-                "stores of a warp pile up 4 deep (panel 4)")
-    # (2) chapter 18: thread SHOWN_TID loads 4 filters x 2 taps (four LDG.64), stores 2 float4 along rows.
-    a_row, a_col = ch18_copy(SHOWN_TID)
-    mine = {(a_row + i, a_col + c): lane_color(8 + 16 * c) for i in range(VEC) for c in range(A_VEC_K)}
-    dest = {(a_col + c, a_row + i): lane_color(8 + 16 * c) for i in range(VEC) for c in range(A_VEC_K)}
-    _copy_panel(fig.add_subplot(gs[0, 1]),
-                f"(2) chapter 18: thread {SHOWN_TID} copies filters {a_row}–{a_row + VEC - 1}, taps "
-                f"{a_col}–{a_col + A_VEC_K - 1}:\nfour 8-byte loads, two float4 stores along rows", shown_f,
-                mine, dest,
-                "the transpose happens in the choice of registers:\n"
-                "make_float4(tap c of filter 0, 1, 2, 3); 2 STS.128\n"
-                "per thread and K step instead of 8 STS")
-    _tile_panel(fig.add_subplot(gs[0, 2]))
-
-    c = STORE_C
-    _stack_panel(fig.add_subplot(gs[1, 0]),
-                 f"(4) chapter 17: scalar store c = {c} of warp 0\n(rows of {BLOCK_M} floats): bank = filter mod 32",
-                 [scalar_store(lane, c) for lane in range(WARP)], BANKS, 1, "bank (4 bytes)")
-    _stack_panel(fig.add_subplot(gs[1, 1]),
-                 f"(5) chapter 18's float4 store c = {c} with A_PAD = 0\n(rows of {BLOCK_M} floats: every row "
-                 "starts in group 0)",
-                 [vector_store(lane, c, 0) for lane in range(WARP)], GROUPS, WARP * VEC * 4 // (BANKS * 4),
-                 "bank group (16 bytes = 4 banks)")
-    _stack_panel(fig.add_subplot(gs[1, 2]),
-                 f"(6) chapter 18's float4 store c = {c}, A_PAD = {A_PAD}\n(rows of {BLOCK_M + A_PAD} floats, "
-                 "as committed)",
-                 [vector_store(lane, c, A_PAD) for lane in range(WARP)], GROUPS, WARP * VEC * 4 // (BANKS * 4),
-                 "bank group (16 bytes = 4 banks)")
+def warp_tiles_gather(path: Path) -> None:
+    fig = plt.figure(figsize=(18, 13))
+    gs = fig.add_gridspec(2, 2, width_ratios=[1.0, 2.0], height_ratios=[0.85, 0.75], hspace=0.06, wspace=0.04)
+    _block_panel(fig.add_subplot(gs[0, 0]))
+    _source_panel(fig.add_subplot(gs[0, 1]))
+    _gather_panel(fig.add_subplot(gs[1, :]))
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 
-FIGURES = {"filter-store-banks.png": store_banks}
+FIGURES = {"warp-tiles-gather.png": warp_tiles_gather}

@@ -1,9 +1,10 @@
-"""Chapter 28: log_softmax by lane groups. Which doubles of Z one warp load touches (one thread per row
-against 16 lanes per row), the butterfly reduction inside a group of 16 lanes, the log computed once per
-group for its four rows, and the predicted time of each limit.
+"""Chapter 28: coalesced tiles. What one warp-wide load of X touches when each thread streams its own row
+(chapters 25-27, any load width) against one warp's cp.async of a tile (consecutive lanes, consecutive
+16-byte chunks); the tile in shared memory with the warps' quarters of F_in and one lane's 4 x 4 block of
+H; and the L1 and shared-memory work per row of X of the two designs.
 
-The predicted times are arithmetic from the chapter's counts (bytes; instructions per warp from
-cuobjdump -sass of the sm_90 build, the README's table), not measurements.
+Every number is arithmetic from the kernels' layouts and the sizes (the README's counts), not a
+measurement.
 """
 from __future__ import annotations
 
@@ -14,164 +15,178 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-from chapter_figures._draw import WARP, cells, lane_color  # noqa: E402
+from chapter_figures._draw import WARP, lane_color  # noqa: E402
 
-CHAPTER = "28_log_softmax"
+CHAPTER = "28_skinny_gemm_coalesced"
 
-# chapters/28_log_softmax/kernel.cuh at F = 16.
-F = 16  # F_out: doubles per row, 128 bytes
-GROUP = 16  # lanes per row
-NUM_THREADS = 256  # NUM_THREADS
-ROWS_PER_LANE = 4  # ROWS_PER_LANE
-GROUPS_PER_BLOCK = NUM_THREADS // GROUP  # 16: a block's rows at one load, and the stride between loads
+F_IN = 128
+F_OUT = 16
+TILE_ROWS = 32
+NUM_WARPS = 4
+K_PER_WARP = F_IN // NUM_WARPS
+ROW_BYTES = F_IN * 8  # 1 KB
+LINE = 128
+SECTOR = 32
 
-# The default graph (docs/gcn-layer.md) and the H100 of the README.
-V = 281903
-COPY_TBPS = 3.0  # about the device-to-device copy rate
-SUB_PARTITIONS = 132 * 4
-CLOCK_GHZ = 1.98  # H100 SXM boost clock
-# Per warp of 8 rows (2 per load, 4 loads), executed on the fast path (cuobjdump -sass, sm_90; the
-# README's table): all instructions and those on the FP64 pipe (2 cycles per warp instruction).
-INSTR_SHARED_LOG, FP64_SHARED_LOG = 478, 130
-INSTR_LOG_PER_LANE, FP64_LOG_PER_LANE = 695, 220
-
-SECTOR_COLOUR = "#d62728"
+WARP_COLOURS = ["#6baed6", "#74c476", "#fd8d3c", "#9e9ac8"]
+W_COLOUR = "#e6a817"
+H_COLOUR = "#de2d26"
 
 
-def _us(cycles: float) -> float:
-    return cycles / (CLOCK_GHZ * 1e3)
+def lane_col(lane: int) -> int:
+    return (lane & 1) | ((lane >> 1) & 2)
 
 
-def predicted_times() -> dict[str, float]:
-    """Microseconds per limit on the default graph (the README's prediction)."""
-    warps = V / (2 * ROWS_PER_LANE) / SUB_PARTITIONS  # warps of 8 rows per sub-partition: 66.7
+def lane_row(lane: int) -> int:
+    return ((lane >> 1) & 1) | ((lane >> 2) & 6)
+
+
+def per_kb() -> dict[str, tuple[float, float, float]]:
+    """Per KB of X (one row's worth): (warp-wide load requests, 128-byte lines they touch, sectors per
+    request). A thread-per-row request reads WARP rows, one line each; a coalesced one 512 contiguous bytes."""
     return {
-        "memory: 72.2 MB at 3.0 TB/s": 2 * V * F * 8 / (COPY_TBPS * 1e12) * 1e6,
-        "issue, log shared (this step)": _us(warps * INSTR_SHARED_LOG),
-        "issue, a log per lane and row": _us(warps * INSTR_LOG_PER_LANE),
-        "FP64 pipe, log shared": _us(warps * FP64_SHARED_LOG * 2),
-        "FP64 pipe, a log per lane and row": _us(warps * FP64_LOG_PER_LANE * 2),
+        "chapter 27, VEC = 1\n(8-byte loads)": (ROW_BYTES / (8 * WARP), ROW_BYTES / (8 * WARP) * WARP, 32),
+        "chapter 27, VEC = 2 or 4\n(16-byte loads)": (ROW_BYTES / (16 * WARP), ROW_BYTES / (16 * WARP) * WARP, 32),
+        "chapter 28\n(cp.async, coalesced)": (ROW_BYTES / 512, ROW_BYTES / 512 * 512 / LINE, 16),
     }
 
 
-def _rows_panel(ax, title, naive: bool):
-    rows = 32
-    ax.set_xlim(-0.5, F + 9)
-    ax.set_ylim(rows + 0.5, -0.8)
-    ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([0, 8, 16, 24, 31])
-    ax.tick_params(labelsize=7)
-    ax.set_ylabel("row of Z (node)", fontsize=8)
-    ax.set_title(title, fontsize=9.5)
-    cells(ax, 0, 0, rows, F)
-    if naive:
-        # one thread per row: load c of warp 0 reads column c of rows 0..31 (drawn: c = 0, then c = 1 faded)
-        for lane in range(WARP):
-            ax.add_patch(Rectangle((0, lane), 1, 1, color=lane_color(lane)))
-            ax.add_patch(Rectangle((1, lane), 1, 1, color=lane_color(lane), alpha=0.3))
-            ax.add_patch(Rectangle((0, lane), 4, 1, fill=False, ec=SECTOR_COLOUR, lw=0.9))
-        ax.text(F + 0.6, 4, "warp 0, its first load:\nlane l reads z[l][0]\n\n32 rows, 32 lines of\n128 B, "
-                "8 B used of\neach 32-B sector\n(red): 32 sectors\nper request", fontsize=7.5, va="top")
-        ax.text(F + 0.6, 20, "its next 15 loads\n(faded: the second)\nfind the same lines\nin L1, if they\n"
-                "are still there", fontsize=7.5, va="top")
-    else:
-        for i in range(2):  # loads i = 0, 1 of the block (rows 16 i .. 16 i + 15); 2 and 3 are below
-            for w in range(NUM_THREADS // WARP):
-                for g in range(WARP // GROUP):
-                    row = i * GROUPS_PER_BLOCK + w * (WARP // GROUP) + g
-                    for c in range(F):
-                        lane = g * GROUP + c
-                        if w == 0:
-                            ax.add_patch(Rectangle((c, row), 1, 1, color=lane_color(lane)))
-                        else:
-                            ax.add_patch(Rectangle((c, row), 1, 1, color=plt.get_cmap("Greys")(0.15 + 0.08 * w)))
-            ax.add_patch(Rectangle((0, i * GROUPS_PER_BLOCK), F, 2, fill=False, ec=SECTOR_COLOUR, lw=1.4))
-            for w in range(1, NUM_THREADS // WARP):
-                ax.text(F / 2, i * GROUPS_PER_BLOCK + 2 * w + 1, f"warp {w}", fontsize=6, ha="center",
-                        va="center", color="#333333")
-        ax.text(F + 0.6, 0.2, "warp 0, load i = 0:\nlanes 0–15 row 0,\nlanes 16–31 row 1:\n256 contiguous B,\n"
-                "8 sectors per\nrequest", fontsize=7.5, va="top")
-        ax.text(F + 0.6, 16.2, "load i = 1: rows\n16–17, 16 rows\n(one block's\ngroups) further;\ni = 2, 3: rows\n"
-                "32–33, 48–49", fontsize=7.5, va="top")
-    ax.set_xlabel(f"column (feature) → {F} doubles = 128 B per row", fontsize=8)
+def shared_per_row() -> dict[str, dict[str, float]]:
+    """Shared-memory wavefronts per row of X: chapter 27 (W broadcasts), chapter 28 (both pairings / X only)."""
+    return {
+        "chapter 27": {"W (and X data)": 64 + 8},
+        "chapter 28, both\nloads paired": {"products": 32, "copy into shared": 8, "partial sums": 8},
+        "chapter 28, only X's\nloads paired": {"products": 48, "copy into shared": 8, "partial sums": 8},
+    }
 
 
-def _butterfly(ax):
-    steps = [GROUP // 2 >> s for s in range(4)]  # 8, 4, 2, 1
-    ax.set_xlim(-1.2, 4.9)
-    ax.set_ylim(GROUP - 0.3, -1.6)
+def _per_thread_rows(ax):
+    rows, cols = WARP, 64  # chunks of 16 bytes per row; a row of X is 64 of them
+    ax.set_xlim(-1, cols + 1)
+    ax.set_ylim(rows + 3, -3)
     ax.axis("off")
-    ax.set_title("(3) max and sum inside a group: __shfl_xor_sync,\noffsets 8, 4, 2, 1; lane l pairs with l ^ offset",
-                 fontsize=9.5)
-    for col in range(5):
-        for lane in range(GROUP):
-            ax.plot(col, lane, "o", ms=6.5, color=lane_color(lane), zorder=3)
-    for s, off in enumerate(steps):
-        for lane in range(GROUP):
-            partner = lane ^ off
-            ax.plot([s, s + 1], [partner, lane], color="#888888", lw=0.6, zorder=1)
-        ax.text(s + 0.5, -0.9, f"xor {off}", ha="center", fontsize=8)
-    for lane in range(GROUP):
-        ax.text(-0.45, lane, f"{lane}", ha="right", va="center", fontsize=6.5)
-    ax.text(4.25, GROUP / 2 - 0.5, "every lane\nholds the\nsame bits:\nm, then s", fontsize=7.5, va="center")
+    ax.set_title("(1) a thread per row (chapters 25–27): one warp-wide 16-byte load\n"
+                 "32 rows 1 KB apart: 32 lines, 32 sectors, 16 B of each used", fontsize=9.5, loc="left")
+    for r in range(rows):
+        ax.add_patch(Rectangle((0, r), cols, 0.8, fill=False, ec="#cccccc", lw=0.4))
+        ax.add_patch(Rectangle((10, r), 1, 0.8, color=lane_color(r)))
+        ax.add_patch(Rectangle((8, r), 8, 0.8, fill=False, ec="#555555", lw=0.5))  # the 128-byte line
+    ax.text(cols / 2, rows + 1.5, "each row: 1 KB = 64 chunks of 16 B; boxed: the 128-byte line the load touches",
+            ha="center", fontsize=7.5)
 
 
-def _log_sharing(ax):
-    ax.set_xlim(-2.2, GROUP + 0.5)
-    ax.set_ylim(10.3, -1.6)
+def _coalesced(ax):
+    cols = 64
+    ax.set_xlim(-1, cols + 1)
+    ax.set_ylim(TILE_ROWS + 3, -3)
+    ax.axis("off")
+    ax.set_title("(2) this chapter: a block copies the tile, rows 0–31 (32 KB contiguous);\n"
+                 "one warp-wide cp.async: 32 lanes × 16 B = 512 contiguous bytes, 4 lines, 16 sectors",
+                 fontsize=9.5, loc="left")
+    for r in range(TILE_ROWS):
+        ax.add_patch(Rectangle((0, r), cols, 0.8, fill=False, ec="#cccccc", lw=0.4))
+    # warp 0 of the block copies row 0, chunks 0..31 (then rows 2, 4, ...); warp 1 chunks 32..63
+    for lane in range(WARP):
+        ax.add_patch(Rectangle((lane, 0), 1, 0.8, color=lane_color(lane)))
+    for line in range(4):
+        ax.add_patch(Rectangle((line * 8, 0), 8, 0.8, fill=False, ec="#555555", lw=0.8))
+    for r in range(2, TILE_ROWS, 2):
+        ax.add_patch(Rectangle((0, r), 32, 0.8, color="#c6dbef"))
+    ax.text(cols / 2, TILE_ROWS + 1.5, "warp 0's 16 copies: rows 0, 2, 4, … (first half of each row); "
+            "warp 1: the same rows' second half; warps 2, 3: the odd rows", ha="center", fontsize=7.5)
+
+
+def _tile(ax):
+    ax.set_xlim(-2, F_IN + 30)
+    ax.set_ylim(TILE_ROWS + 4, -4)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title("(4) the log, once per group: after the sums every lane of a\ngroup holds s_0..s_3 of its 4 rows; "
-                 "lane c takes log(s_{c % 4})", fontsize=9.5)
-    for i in range(ROWS_PER_LANE):
-        ax.text(-0.3, i + 0.5, f"s_{i}", ha="right", va="center", fontsize=8)
-        for c in range(GROUP):
-            mine = c % ROWS_PER_LANE == i
-            ax.add_patch(Rectangle((c, i), 1, 1, fc=lane_color(c) if mine else "#eeeeee", ec="#bbbbbb", lw=0.4))
-    for c in range(GROUP):
-        ax.text(c + 0.5, -0.4, f"{c}", ha="center", fontsize=6.5)
-    ax.text(GROUP / 2, 4.7, "one log sequence (30 FP64 instructions) for 4 rows:\nlanes 0–3 compute log(s_0)…log(s_3); "
-            "lanes 4–15 repeat it,\nat no extra cost (a warp instruction is issued once)", ha="center", va="top",
-            fontsize=7.5)
-    for i in range(ROWS_PER_LANE):
-        y = 7.2 + i * 0.75
-        ax.text(0, y, f"every lane:  log_sum[{i}] = __shfl_sync(FULL_MASK, l, {i}, GROUP)   (lane {i} of its group)",
-                fontsize=8, va="center", color="#333333", family="monospace")
+    lane = 5
+    rows = [lane_row(lane) + 8 * i for i in range(4)]
+    ax.set_title(f"(3) the tile in shared memory: warp w multiplies columns 32w .. 32w+31 (its quarter of F_in). "
+                 f"Lane {lane} of warp 1 reads rows {', '.join(map(str, rows))} of its quarter\nand writes a 4 × 4 "
+                 f"block of the warp's partial sums (columns {4 * lane_col(lane)}–{4 * lane_col(lane) + 3}); the 4 "
+                 "warps' partials of each element are then added in shared memory, in a fixed order",
+                 fontsize=9.5, loc="left")
+    for w in range(NUM_WARPS):
+        ax.add_patch(Rectangle((w * K_PER_WARP, 0), K_PER_WARP, TILE_ROWS, color=WARP_COLOURS[w], alpha=0.35))
+        ax.text(w * K_PER_WARP + K_PER_WARP / 2, -1.0, f"warp {w}", ha="center", fontsize=8)
+    for i in range(4):
+        r = lane_row(lane) + 8 * i
+        ax.add_patch(Rectangle((K_PER_WARP, r), K_PER_WARP, 1, color=lane_color(lane)))
+    ax.add_patch(Rectangle((0, 0), F_IN, TILE_ROWS, fill=False, ec="#555555", lw=0.8))
+    ax.text(F_IN / 2, TILE_ROWS + 1.6, f"X tile: {TILE_ROWS} rows × {F_IN} (rows padded to 130 doubles)",
+            ha="center", fontsize=8)
+    # the lane's 4 x 4 block of H
+    hx = F_IN + 8
+    ax.add_patch(Rectangle((hx, 0), F_OUT, TILE_ROWS, fill=False, ec="#555555", lw=0.8))
+    for i in range(4):
+        ax.add_patch(Rectangle((hx + 4 * lane_col(lane), lane_row(lane) + 8 * i), 4, 1, color=H_COLOUR))
+    ax.text(hx + F_OUT / 2, TILE_ROWS + 1.6, "partial sums of\nwarp 1 (32 × 16)", ha="center", fontsize=8,
+            va="top")
+    ax.text(hx + F_OUT + 1, 4, f"lane {lane}:\nlane_row {lane_row(lane)},\nlane_col {lane_col(lane)}",
+            fontsize=7.5, va="top")
 
 
 def _bars(ax):
-    times = predicted_times()
-    names = list(times)
-    colours = ["#3182bd", "#31a354", "#a1d99b", "#e6550d", "#fdae6b"]
-    ax.barh(range(len(names)), [times[n] for n in names], color=colours, height=0.6)
-    for k, n in enumerate(names):
-        ax.text(times[n] + 0.3, k, f"{times[n]:.1f} µs", va="center", fontsize=8)
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels(names, fontsize=8)
+    k = per_kb()
+    names = list(k)
+    y = range(len(names))
+    lines = [k[n][1] for n in names]
+    ax.barh(list(y), lines, color=["#969696", "#bdbdbd", "#3182bd"], height=0.6)
+    for i, n in enumerate(names):
+        req, ln, spr = k[n]
+        ax.text(ln + 2, i, f"{ln:.0f}: {req:.0f} requests × {ln / req:.0f} lines\n({spr} sectors per request)",
+                va="center", fontsize=8)
+    ax.set_yticks(list(y))
+    ax.set_yticklabels(names, fontsize=8.5)
     ax.invert_yaxis()
-    ax.set_xlim(0, max(times.values()) * 1.25)
-    ax.set_xlabel(f"predicted µs on the default graph (V = {V}, F = {F}), {CLOCK_GHZ} GHz, {SUB_PARTITIONS} "
-                  "sub-partitions", fontsize=8)
-    ax.set_title("(5) which limit: memory, issue slots or the FP64 pipe\n(counts from cuobjdump, not measured)",
-                 fontsize=9.5)
+    ax.set_xlim(0, 200)
+    ax.set_xlabel("128-byte lines L1 looks up per KB of X (one row)", fontsize=8.5)
+    ax.set_title("(4) the loads of X: L1 work per row", fontsize=9.5, loc="left")
     ax.tick_params(axis="x", labelsize=8)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
 
 
-def lane_groups(path: Path) -> None:
-    fig = plt.figure(figsize=(15, 11))
-    gs = fig.add_gridspec(2, 3, height_ratios=[1.45, 1], hspace=0.18, wspace=0.18)
-    _rows_panel(fig.add_subplot(gs[0, 0]), "(1) naive: one thread per row", naive=True)
-    _rows_panel(fig.add_subplot(gs[0, 1]), "(2) this step: 16 lanes per row, 2 rows per warp", naive=False)
-    _butterfly(fig.add_subplot(gs[0, 2]))
-    _log_sharing(fig.add_subplot(gs[1, 0:2]))
-    _bars(fig.add_subplot(gs[1, 2]))
-    fig.suptitle("log_softmax of 16 doubles per row: lane groups, butterfly reductions, one log per group",
-                 fontsize=12, y=0.95)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+def _shared(ax):
+    s = shared_per_row()
+    names = list(s)
+    colours = {"W (and X data)": W_COLOUR, "products": "#3182bd", "copy into shared": "#9ecae1",
+               "partial sums": "#fd8d3c"}
+    seen = set()
+    for i, n in enumerate(names):
+        left = 0.0
+        for part, value in s[n].items():
+            ax.barh(i, value, left=left, color=colours[part], height=0.6,
+                    label=part if part not in seen else None)
+            seen.add(part)
+            left += value
+        ax.text(left + 1, i, f"{left:.0f}", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=8.5)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 90)
+    ax.set_xlabel("shared-memory wavefronts (cycles of the SM's shared pipe) per row of X", fontsize=8.5)
+    ax.set_title("(5) shared memory per row: the FP64 pipes need 32 cycles per row", fontsize=9.5, loc="left")
+    ax.legend(fontsize=7.5, frameon=False, loc="lower right")
+    ax.tick_params(axis="x", labelsize=8)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def coalesced_tiles(path: Path) -> None:
+    fig = plt.figure(figsize=(15, 15))
+    gs = fig.add_gridspec(3, 2, height_ratios=[1.2, 1.05, 0.75], hspace=0.32, wspace=0.12)
+    _per_thread_rows(fig.add_subplot(gs[0, 0]))
+    _coalesced(fig.add_subplot(gs[0, 1]))
+    _tile(fig.add_subplot(gs[1, :]))
+    _bars(fig.add_subplot(gs[2, 0]))
+    _shared(fig.add_subplot(gs[2, 1]))
+    fig.suptitle("Chapter 28: X copied in coalesced tiles through shared memory, multiplied with a 4 × 4 "
+                 "register tile per lane", fontsize=12, y=0.93)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
 
 
-FIGURES = {"lane-groups.png": lane_groups}
+FIGURES = {"coalesced-tiles.png": coalesced_tiles}

@@ -1,236 +1,207 @@
-"""Chapter 29: the GCN layer's data flow. The library pipeline (four kernels: DGEMM, SpMM, bias,
-log-softmax) against the fused layer (the plan kernel over indptr, then two passes: the GEMM, then the
-SpMM with bias + log_softmax in its epilogue, batched 16 rows per short-row warp), drawn as transfers
-between global memory and the SMs, each arrow as wide as the bytes it moves; below, the bytes of each
-pipeline (the library pipeline, the chapter's baseline, has the plain bias + log_softmax kernel in
-place of the last two) against the floor.
+"""Chapter 29: the SpMM with one thread per row, on the default graph. The in-degree distribution of the
+R-MAT graph, the rows of the warp that holds the longest row (each lane busy for its own row's length,
+then idle), and how many of the 8810 warps are still running after t iterations: the tail.
 
-The byte counts are computed here from the default graph's sizes, as the chapter's README computes them
-(each tensor counted once, MB = 10^6 bytes, FP64, int32 indices). No measurement.
+Nothing here is measured. The graph is computed here from the generator's definition, as
+tut::rmat_graph (common/src/gcn/graph.cpp) draws it: SplitMix64 draws, kRmatParams, rejection of
+out-of-range ids, self-loops and repeats, then the seeded relabelling. The binary prints the same
+histogram (tut::describe(DegreeStats)); the unit tests of graph.cpp pin the generator. Row lengths of
+A_hat are in-degree + 1 (the diagonal).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch  # noqa: E402
 
-CHAPTER = "29_fused_gcn_layer"
+CHAPTER = "29_spmm_row_per_thread"
 
-# The default graph (docs/gcn-layer.md, graph.hpp) and the layer's sizes.
-V = 281903
-NNZ = 2312497 + V  # edges + self-loops
-F_IN, F_OUT = 128, 16
-MB = 1e6
+# The default graph (tut/gcn/graph.hpp): kWebStanfordNodes, kWebStanfordEdges, kDefaultRmatSeed,
+# kRmatParams.
+NODES = 281903
+EDGES = 2312497
+SEED = 1
+RMAT_A, RMAT_B, RMAT_C = 0.57, 0.19, 0.19
+WARP = 32
+THREADS_PER_BLOCK = 256  # NUM_THREADS in chapters/29_spmm_row_per_thread/kernel.cuh
 
-X_MB = 8 * V * F_IN / MB  # 288.7
-W_MB = 8 * F_IN * F_OUT / MB  # 0.016
-B_MB = 8 * F_OUT / MB  # 0.0001
-A_MB = (4 * (V + 1) + 4 * NNZ + 8 * NNZ) / MB  # 32.3: indptr, indices, values
-ROWS_MB = 8 * V * F_OUT / MB  # 36.1: H, Y or out, V x 16 doubles
-FLOOR_MB = X_MB + W_MB + B_MB + A_MB + ROWS_MB  # 357.0: gcn_layer_cost
-FUSED_MB = FLOOR_MB + 2 * ROWS_MB  # 429.2: + H written and read once
-INDPTR_MB = 4 * (V + 1) / MB  # 1.1: read by the plan kernel (and again by pass 2, from L2)
-LIBRARY_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (2 * ROWS_MB + B_MB) + 2 * ROWS_MB  # 573.5
-PLAIN_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (ROWS_MB + B_MB + ROWS_MB)  # 501.4
-
-X_COLOUR = "#6baed6"
-W_COLOUR = "#fd8d3c"
-A_COLOUR = "#756bb1"
-H_COLOUR = "#e6550d"
-Y_COLOUR = "#cb181d"
-OUT_COLOUR = "#31a354"
-KERNEL_FC = "#f0f0f0"
-REGISTER_FC = "#fff5d6"
-MEMORY_FC = "#ffffff"
-
-MEM_X0, MEM_X1 = 0.0, 2.9
-BOUNDARY = 3.9
-SM_X0, SM_X1 = 5.0, 9.9
-WIDEST_ARROW = 16.0  # points for X's 288.7 MB
-THINNEST_ARROW = 1.2
+_M64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
 
 
-def _box(ax, x0, y0, x1, y1, text, fc, ec="#555555", ls="-", fontsize=8.5, weight="normal", lw=1.0):
-    ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0, boxstyle="round,pad=0.02,rounding_size=0.1",
-                                fc=fc, ec=ec, ls=ls, lw=lw))
-    if text:
-        ax.text((x0 + x1) / 2, (y0 + y1) / 2, text, ha="center", va="center", fontsize=fontsize, fontweight=weight)
+def _mix(z):
+    """SplitMix64's output function on uint64 numpy arrays (wrapping arithmetic)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
-def _flow(ax, start, end, mb, colour, label, dashed=False):
-    """A transfer between memory and an SM, as wide as its bytes, labelled above its middle."""
-    width = max(THINNEST_ARROW, WIDEST_ARROW * (mb / X_MB) ** 0.5)  # square root: X would hide the rest
-    style = f"simple,tail_width={width},head_width={width + 7},head_length={6 + width * 0.3}"
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=1, shrinkA=0, shrinkB=0,
-                                 fc="none" if dashed else colour, ec=colour, lw=1.2 if dashed else 0,
-                                 ls=(0, (4, 2)) if dashed else "-", alpha=0.85))
-    x = (start[0] + end[0]) / 2
-    y = (start[1] + end[1]) / 2 - 0.2
-    ax.text(x, y, label, ha="center", va="bottom", fontsize=7.5, color=colour, fontweight="bold",
-            bbox=dict(fc="white", ec="none", pad=0.4))
+def _derive_seed(seed: int, stream: int) -> int:
+    """tut::derive_seed: the first draw of SplitMix64(seed ^ (0xD1B54A32D192ED03 * (stream + 1)))."""
+    state = (seed ^ ((0xD1B54A32D192ED03 * (stream + 1)) & _M64)) & _M64
+    with np.errstate(over="ignore"):
+        return int(_mix(np.array([(state + _GOLDEN) & _M64], dtype=np.uint64))[0])
 
 
-def _frame(ax, title, height):
-    ax.set_xlim(-0.15, 10.05)
-    ax.set_ylim(height, -0.9)
-    ax.axis("off")
-    ax.set_title(title, fontsize=10, loc="left")
-    ax.plot([BOUNDARY, BOUNDARY], [-0.45, height - 0.1], color="#999999", lw=1.0, ls=(0, (5, 3)), zorder=0)
-    ax.text((MEM_X0 + MEM_X1) / 2, -0.55, "global memory", ha="center", fontsize=9, color="#555555",
-            fontweight="bold")
-    ax.text((SM_X0 + SM_X1) / 2, -0.55, "the SMs", ha="center", fontsize=9, color="#555555", fontweight="bold")
+def _draws(seed: int, first: int, count: int) -> np.ndarray:
+    """Draws first .. first + count - 1 of SplitMix64(seed): draw n is mix(seed + (n + 1) * golden)."""
+    n = np.arange(first + 1, first + count + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix(np.uint64(seed) + n * np.uint64(_GOLDEN))
 
 
-def _kernel(ax, top, bottom, name, detail):
-    _box(ax, SM_X0, top, SM_X1, bottom, "", KERNEL_FC)
-    ax.text(SM_X0 + 0.12, top + 0.08, name, fontsize=8.5, fontweight="bold", va="top")
-    ax.text(SM_X0 + 0.12, top + 0.4, detail, fontsize=7.5, va="top", color="#444444")
+def rmat_edges(nodes: int = NODES, edges: int = EDGES, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """The accepted edges (src, dst) of tut::rmat_graph before relabelling, in the order accepted."""
+    scale = max(0, (nodes - 1).bit_length())
+    s0 = _derive_seed(seed, 0)
+    ab, abc = RMAT_A + RMAT_B, RMAT_A + RMAT_B + RMAT_C
+    batch = 1 << 20  # candidates per round; each takes `scale` consecutive draws
+    keys, first = [], 0
+    while True:
+        draws = _draws(s0, first * scale, batch * scale).reshape(batch, scale)
+        u = (draws >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+        q = (u >= RMAT_A).astype(np.uint64) + (u >= ab) + (u >= abc)  # the quarter at each level
+        weights = np.uint64(1) << np.arange(scale - 1, -1, -1, dtype=np.uint64)
+        src = ((q >> np.uint64(1)) * weights).sum(axis=1, dtype=np.uint64)
+        dst = ((q & np.uint64(1)) * weights).sum(axis=1, dtype=np.uint64)
+        ok = (src < nodes) & (dst < nodes) & (src != dst)
+        keys.append((src[ok] << np.uint64(32)) | dst[ok])
+        first += batch
+        every = np.concatenate(keys)
+        _, at = np.unique(every, return_index=True)  # the first time each distinct edge was drawn
+        if len(at) >= edges:
+            accepted = every[np.sort(at)[:edges]]
+            return (accepted >> np.uint64(32)).astype(np.int64), (accepted & np.uint64(0xFFFFFFFF)).astype(np.int64)
 
 
-def _mem(ax, top, bottom, text, colour, dashed=False):
-    _box(ax, MEM_X0, top, MEM_X1, bottom, text, MEMORY_FC, ec=colour, lw=2, ls=(0, (4, 2)) if dashed else "-")
+def relabelling(nodes: int = NODES, seed: int = SEED) -> np.ndarray:
+    """label[i]: node i's id after tut::rmat_graph's Fisher-Yates shuffle (stream derive_seed(seed, 1))."""
+    count = nodes - 1
+    draws = _draws(_derive_seed(seed, 1), 0, count)  # draw t is used at i = nodes - 1 - t
+    picks = (draws % np.arange(nodes, 1, -1, dtype=np.uint64)).astype(np.int64).tolist()
+    label = list(range(nodes))
+    for t, r in enumerate(picks):
+        i = nodes - 1 - t
+        label[i], label[r] = label[r], label[i]
+    return np.array(label, dtype=np.int64)
 
 
-HEIGHT = 14.8
+@lru_cache(maxsize=1)
+def row_lengths() -> np.ndarray:
+    """The length of each row of A_hat for the default graph, by final node id: in-degree + 1."""
+    _, dst = rmat_edges()
+    return np.bincount(relabelling()[dst], minlength=NODES) + 1
 
 
-def _library(ax):
-    height = HEIGHT
-    _frame(ax, f"the pipeline with cuDNN's softmax (second line): four kernels\n{LIBRARY_MB:.1f} MB at least "
-               f"({LIBRARY_MB / FLOOR_MB:.2f}× the floor)", height)
-    # 1 DGEMM
-    _kernel(ax, 0.0, 2.6, "cuBLAS DGEMM", "H = X W")
-    _mem(ax, 0.0, 1.1, f"X  {V}×{F_IN}\n{X_MB:.1f} MB", X_COLOUR)
-    _mem(ax, 1.3, 1.8, f"W  {W_MB * 1e3:.0f} KB", W_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 0.55), (SM_X0 - 0.05, 0.8), X_MB, X_COLOUR, f"X read {X_MB:.1f}")
-    _flow(ax, (MEM_X1 + 0.05, 1.55), (SM_X0 - 0.05, 1.4), W_MB, W_COLOUR, "W")
-    _mem(ax, 2.1, 3.3, f"H  {V}×{F_OUT}\n{ROWS_MB:.1f} MB", H_COLOUR)
-    _flow(ax, (SM_X0 - 0.05, 2.3), (MEM_X1 + 0.05, 2.5), ROWS_MB, H_COLOUR, f"H written {ROWS_MB:.1f}")
-    # 2 SpMM
-    _kernel(ax, 3.4, 6.6, "cuSPARSE SpMM", "Y = A_hat H")
-    _mem(ax, 3.6, 4.6, f"A_hat  CSR, nnz {NNZ}\n{A_MB:.1f} MB", A_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 3.1), (SM_X0 - 0.05, 3.9), ROWS_MB, H_COLOUR, f"H read ≥ {ROWS_MB:.1f}")
-    _flow(ax, (MEM_X1 + 0.05, 4.3), (SM_X0 - 0.05, 4.9), A_MB, A_COLOUR, f"A_hat read {A_MB:.1f}")
-    _mem(ax, 5.6, 8.7, f"Y  {ROWS_MB:.1f} MB\nwritten, read,\nwritten, read", Y_COLOUR)
-    _flow(ax, (SM_X0 - 0.05, 6.0), (MEM_X1 + 0.05, 6.0), ROWS_MB, Y_COLOUR, f"Y written {ROWS_MB:.1f}")
-    # 3 bias
-    _kernel(ax, 7.0, 8.9, "bias kernel", "Y += b (in place)")
-    _flow(ax, (MEM_X1 + 0.05, 7.1), (SM_X0 - 0.05, 7.5), ROWS_MB, Y_COLOUR, f"Y read {ROWS_MB:.1f}")
-    _flow(ax, (SM_X0 - 0.05, 8.3), (MEM_X1 + 0.05, 8.1), ROWS_MB, Y_COLOUR, f"Y written {ROWS_MB:.1f}")
-    # 4 log-softmax
-    _kernel(ax, 9.3, 11.4, "cuDNN log-softmax", "out = log_softmax(Y)")
-    _flow(ax, (MEM_X1 + 0.05, 8.6), (SM_X0 - 0.05, 9.9), ROWS_MB, Y_COLOUR, f"Y read {ROWS_MB:.1f}")
-    _mem(ax, 10.6, 11.8, f"out  {ROWS_MB:.1f} MB", OUT_COLOUR)
-    _flow(ax, (SM_X0 - 0.05, 11.0), (MEM_X1 + 0.05, 11.2), ROWS_MB, OUT_COLOUR, f"out written {ROWS_MB:.1f}")
-    ax.text(0.0, 12.6, "4 launches; H and Y each make round trips through memory", fontsize=8, color="#444444")
-    ax.text(0.0, 13.3, "the baseline, the library pipeline: bias + log-softmax in one plain kernel,\n"
-            f"one thread per row: Y written and read once, {PLAIN_MB:.1f} MB ({PLAIN_MB / FLOOR_MB:.2f}× the floor)",
-            fontsize=8, color="#444444", va="top")
+def degree_histogram(in_degree: np.ndarray) -> np.ndarray:
+    """tut::DegreeStats::histogram: [0] degree 0, [k] degrees 2^(k-1) .. 2^k - 1."""
+    widths = np.zeros_like(in_degree)
+    nonzero = in_degree > 0
+    widths[nonzero] = np.floor(np.log2(in_degree[nonzero])).astype(np.int64) + 1
+    return np.bincount(widths)
 
 
-def _fused(ax):
-    height = HEIGHT
-    _frame(ax, f"chapter 29: the plan, then two passes, the epilogue in the SpMM\n{FUSED_MB:.1f} MB with H through DRAM "
-               f"({FUSED_MB / FLOOR_MB:.2f}× the floor), {FLOOR_MB:.1f} MB if H stays in L2", height)
-    # the plan kernel, first: it reads only indptr
-    _kernel(ax, 0.0, 0.95, "plan kernel (chapter 27)", "lists the long rows' pieces; runs before pass 1")
-    _mem(ax, 0.1, 0.75, f"indptr  {INDPTR_MB:.1f} MB", A_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 0.42), (SM_X0 - 0.05, 0.5), INDPTR_MB, A_COLOUR, "indptr")
-    # pass 1
-    _kernel(ax, 1.25, 3.85, "pass 1: chapter 25's GEMM", "H = X W: a block per 32-row tile, a warp\nper quarter of F_in; X's copies evict-first in L2")
-    _mem(ax, 1.25, 2.35, f"X  {V}×{F_IN}\n{X_MB:.1f} MB", X_COLOUR)
-    _mem(ax, 2.55, 3.05, f"W  {W_MB * 1e3:.0f} KB", W_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 1.8), (SM_X0 - 0.05, 2.15), X_MB, X_COLOUR, f"X read {X_MB:.1f}")
-    _flow(ax, (MEM_X1 + 0.05, 2.8), (SM_X0 - 0.05, 2.75), W_MB, W_COLOUR, "W")
-    _mem(ax, 3.35, 4.75, f"H  in the workspace\n{ROWS_MB:.1f} MB: fits in the\n50 MB L2", H_COLOUR, dashed=True)
-    _flow(ax, (SM_X0 - 0.05, 3.55), (MEM_X1 + 0.05, 3.75), ROWS_MB, H_COLOUR, f"H written {ROWS_MB:.1f}", dashed=True)
-    # pass 2
-    _kernel(ax, 4.85, 13.4, "pass 2: chapter 27's SpMM + epilogue", "y = A_hat H: a warp per 16 rows, or per piece")
-    _mem(ax, 5.65, 6.65, f"A_hat  CSR\n{A_MB:.1f} MB", A_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 4.55), (SM_X0 - 0.05, 5.65), ROWS_MB, H_COLOUR, f"H read ≥ {ROWS_MB:.1f}", dashed=True)
-    _flow(ax, (MEM_X1 + 0.05, 6.15), (SM_X0 - 0.05, 6.55), A_MB, A_COLOUR, f"A_hat read {A_MB:.1f}")
-    steps = [
-        ("gather: y_c += a_vj · H[j][c]\n(half a warp per row, entries in pairs)", 7.05),
-        ("short rows: the finished row staged in\nshared memory (16 rows per warp, 2 KB)", 8.05),
-        ("t = y + b: 8 lanes × 2 features per row,\n4 rows per instruction;  m = max t (3 shuffles)", 9.05),
-        ("s = Σ exp(t − m)  (3 shuffle steps)", 10.05),
-        ("log s: once per lane, 16 rows per warp", 10.85),
-        ("out = (t − m) − log s:  16-byte stores,\n4 rows (512 bytes) per instruction", 11.65),
-    ]
-    cx = (SM_X0 + SM_X1) / 2 + 0.1
-    tops = []
-    for k, (text, y) in enumerate(steps):
-        bottom = y + (0.8 if "\n" in text else 0.55)
-        tops.append((y, bottom))
-        _box(ax, SM_X0 + 0.25, y, SM_X1 - 0.15, bottom, text, REGISTER_FC, fontsize=7.3)
-    for k in range(len(tops) - 1):
-        ax.add_patch(FancyArrowPatch((cx, tops[k][1]), (cx, tops[k + 1][0]), arrowstyle="-|>", mutation_scale=9,
-                                     lw=1.0, color="#444444", shrinkA=0, shrinkB=0))
-    ax.text(SM_X0 + 0.25, 12.75, "long rows (4,736): the same, one row at a time,\nboth halves of the warp side by side",
-            fontsize=7.3, color="#444444", va="top")
-    _mem(ax, 9.0, 9.5, "b  16 doubles", OUT_COLOUR)
-    _flow(ax, (MEM_X1 + 0.05, 9.25), (SM_X0 + 0.2, 9.45), B_MB, OUT_COLOUR, "b")
-    _mem(ax, 11.5, 12.7, f"out  {ROWS_MB:.1f} MB", OUT_COLOUR)
-    _flow(ax, (SM_X0 + 0.2, 11.9), (MEM_X1 + 0.05, 12.1), ROWS_MB, OUT_COLOUR, f"out written {ROWS_MB:.1f}")
-    ax.text(0.0, 13.8, "3 kernels + an 8-byte reset; Y and t never reach memory", fontsize=8, color="#444444")
+def warp_iterations(lengths: np.ndarray) -> np.ndarray:
+    """Iterations of each warp of chapter 29's kernel: the longest of its 32 rows (a missing row: 0)."""
+    padded = np.zeros(-(-len(lengths) // WARP) * WARP, dtype=np.int64)
+    padded[:len(lengths)] = lengths
+    return padded.reshape(-1, WARP).max(axis=1)
 
 
-def _bars(ax):
-    parts = [
-        ("X + W + b read", X_MB + W_MB + B_MB, X_COLOUR, None),
-        ("A_hat read", A_MB, A_COLOUR, None),
-        ("out written", ROWS_MB, OUT_COLOUR, None),
-        ("H written + read", 2 * ROWS_MB, H_COLOUR, "//"),
-        ("Y written + read", 2 * ROWS_MB, Y_COLOUR, "\\\\"),
-        ("Y written + read, again", 2 * ROWS_MB, "#fb6a4a", "\\\\"),
-    ]
-    bars = [
-        ("floor (gcn_layer_cost)", ["X + W + b read", "A_hat read", "out written"]),
-        ("chapter 29, H kept in L2", ["X + W + b read", "A_hat read", "out written"]),
-        ("chapter 29, H through DRAM", ["X + W + b read", "A_hat read", "out written", "H written + read"]),
-        ("library pipeline (the baseline)", ["X + W + b read", "A_hat read", "out written", "H written + read",
-                                             "Y written + read"]),
-        ("with cuDNN's softmax", ["X + W + b read", "A_hat read", "out written", "H written + read",
-                                      "Y written + read", "Y written + read, again"]),
-    ]
-    lookup = {name: (mb, colour, hatch) for name, mb, colour, hatch in parts}
-    for row, (name, names) in enumerate(bars):
-        left = 0.0
-        for part in names:
-            mb, colour, hatch = lookup[part]
-            ax.barh(row, mb, left=left, color=colour, hatch=hatch, edgecolor="white", lw=0.8, height=0.6)
-            left += mb
-        ax.text(left + 5, row, f"{left:.1f} MB  ({left / FLOOR_MB:.2f}× the floor, {left / 3.0:.0f} µs "
-                "at 3.0 TB/s)", va="center", fontsize=8.5)
-    ax.set_yticks(range(len(bars)))
-    ax.set_yticklabels([b[0] for b in bars], fontsize=8.5)
-    ax.invert_yaxis()
-    ax.set_xlim(0, LIBRARY_MB * 1.45)
-    ax.set_xlabel("MB to or from DRAM, default graph (each tensor once; H gathered from L2 after its first touch; "
-                  "MB = 10⁶ bytes)", fontsize=8.5)
-    ax.tick_params(axis="x", labelsize=8)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    ax.legend(handles=[Patch(fc=c, hatch=h, ec="white", label=n) for n, _, c, h in parts], fontsize=8, ncol=6,
-              frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+def _bucket_label(k: int) -> str:
+    if k == 0:
+        return "0"
+    lo, hi = 1 << (k - 1), (1 << k) - 1
+    return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
-def data_flow(path: Path) -> None:
-    fig = plt.figure(figsize=(15, 14))
-    gs = fig.add_gridspec(2, 2, height_ratios=[3.6, 1.1], hspace=0.14, wspace=0.08, top=0.9)
-    _library(fig.add_subplot(gs[0, 0]))
-    _fused(fig.add_subplot(gs[0, 1]))
-    _bars(fig.add_subplot(gs[1, :]))
-    fig.suptitle(f"out = log_softmax(A_hat (X W) + b) on the default graph (V = {V}, nnz = {NNZ}, "
-                 f"{F_IN} → {F_OUT}, FP64)\nevery arrow that crosses the dashed line is memory traffic "
-                 "(width grows with the square root of its MB; dashed: H, which may stay in L2)",
-                 fontsize=11.5, y=0.965)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+def _degrees(ax, lengths: np.ndarray) -> None:
+    in_degree = lengths - 1
+    hist = degree_histogram(in_degree)
+    xs = np.arange(len(hist))
+    ax.bar(xs, np.where(hist > 0, hist, np.nan), color="#4a78b5", width=0.8)
+    for x, n in zip(xs, hist):
+        if n > 0:
+            ax.text(x, n * 1.15, f"{n:,}", ha="center", va="bottom", fontsize=6.5, rotation=90)
+    ax.set_yscale("log")
+    ax.set_ylim(0.5, hist.max() * 30)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([_bucket_label(k) for k in xs], rotation=60, fontsize=7)
+    ax.set_xlabel("in-degree (row length − 1), power-of-two buckets", fontsize=8.5)
+    ax.set_ylabel("nodes (log scale)", fontsize=8.5)
+    only_diag = np.mean(lengths == 1)
+    ax.set_title(f"(1) the default graph's in-degrees: {NODES:,} nodes, {EDGES:,} edges\n"
+                 f"max {in_degree.max():,}, mean {in_degree.mean():.2f}, median {int(np.median(in_degree))}; "
+                 f"{only_diag:.0%} of the rows hold only their diagonal", fontsize=9)
+    ax.tick_params(axis="y", labelsize=7.5)
+
+
+def _hub_warp(ax, lengths: np.ndarray) -> None:
+    hub = int(np.argmax(lengths))
+    warp = hub // WARP
+    rows = lengths[warp * WARP:(warp + 1) * WARP]
+    span = rows.max()
+    for lane, n in enumerate(rows):
+        ax.barh(lane, n, left=0, color="#d6604d", height=0.8)
+        ax.barh(lane, span - n, left=n, color="#e8e8e8", height=0.8)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, span * 1.6)
+    ax.set_ylim(WARP - 0.5, -0.5)
+    ax.set_yticks(range(0, WARP, 4))
+    ax.tick_params(labelsize=7.5)
+    ax.set_ylabel(f"lane (row {warp * WARP} + lane)", fontsize=8.5)
+    ax.set_xlabel("loop iteration of the warp (log scale)", fontsize=8.5)
+    busy = rows.sum() / (WARP * span)
+    ax.set_title(f"(2) thread r owns row r: the warp holding the longest row (row {hub})\n"
+                 f"red: the lane has an entry to gather; grey: it waits. {rows.sum():,} entries in\n"
+                 f"{span:,} iterations of 32 lanes: {busy:.1%} of the lanes busy", fontsize=9)
+    ax.text(span ** 0.75, 3.5, "at each iteration the 32 lanes read indices,\nvalues and a row of Z for 32 different\n"
+            "rows: 32 unrelated addresses per load", fontsize=7.5, ha="center", va="center",
+            bbox=dict(fc="white", ec="#999999", lw=0.6))
+
+
+def _tail(ax, lengths: np.ndarray) -> None:
+    iters = np.sort(warp_iterations(lengths))
+    warps = len(iters)
+    t = np.unique(np.concatenate([[0], iters]))
+    alive = warps - np.searchsorted(iters, t, side="right")  # warps with more than t iterations
+    ax.step(t, np.maximum(alive, 0.8), where="post", color="#2166ac", lw=1.6)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_yscale("log")
+    ax.set_xlim(0, iters.max() * 1.5)
+    ax.set_ylim(0.7, warps * 1.6)
+    ax.set_xlabel("iterations t (symmetric log scale)", fontsize=8.5)
+    ax.set_ylabel("warps still running after t iterations", fontsize=8.5)
+    second = iters[-2]
+    ax.axvspan(second, iters.max(), color="#fdae61", alpha=0.35, lw=0)
+    ax.annotate(f"one warp alone,\niterations {second:,}\nto {iters.max():,}", xy=((second * iters.max()) ** 0.5, 1.3),
+                xytext=(second / 12, warps ** 0.5), ha="center", va="center", fontsize=8,
+                arrowprops=dict(arrowstyle="->", color="#555555", lw=0.8))
+    ax.axvline(np.median(iters), color="#777777", lw=0.8, ls="--")
+    ax.text(np.median(iters) * 1.1, 2.0, f"median warp:\n{int(np.median(iters))} iterations", fontsize=7.5)
+    util = lengths.sum() / (WARP * iters.sum())
+    ax.set_title(f"(3) the tail: {warps:,} warps ({-(-NODES // THREADS_PER_BLOCK):,} blocks of 256) if all start "
+                 f"together;\n{iters.sum():,} warp iterations for {lengths.sum():,} entries: {util:.1%} of the lanes "
+                 "busy.\nThe kernel ends when the last warp does", fontsize=9)
+    ax.tick_params(labelsize=7.5)
+
+
+def row_per_thread(path: Path) -> None:
+    lengths = row_lengths()
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.4), gridspec_kw=dict(width_ratios=[1.1, 1, 1]))
+    _degrees(axes[0], lengths)
+    _hub_warp(axes[1], lengths)
+    _tail(axes[2], lengths)
+    fig.suptitle("Chapter 29: one thread per row of A_hat (CSR, rows = targets) on the default R-MAT graph; "
+                 "computed from the generator, nothing measured", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-FIGURES = {"fused-layer-flow.png": data_flow}
+FIGURES = {"row-per-thread.png": row_per_thread}

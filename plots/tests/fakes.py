@@ -35,7 +35,20 @@ def _declared() -> dict:
     return out
 
 
-DECLARED = _declared()
+def _with_fixture_names(declared: dict) -> dict:
+    """The fixtures (plots/tests/data) name Part II and III's steps as they were numbered when the
+    fixtures were written (17_implicit_gemm_warp_tiles for the cheap gather, 22-29 for Part III):
+    each such name is declared as the real step with the same name after its number. A fixture name
+    the step list lacks gets the declaration of the step after the number."""
+    by_suffix = {name[3:]: decl for name, decl in declared.items()}
+    out = dict(declared)
+    for old in range(13, 30):
+        for suffix, decl in by_suffix.items():
+            out.setdefault(f"{old:02d}_{suffix}", decl)
+    return out
+
+
+DECLARED = _with_fixture_names(_declared())
 MANIFEST_HEADER = "kind\tpart\tname\ttitle\tbinary\tsource\tmath\top\ttags\n"
 
 

@@ -1,7 +1,7 @@
 """Part III (GCN inference, FP64): the copy_gbps column and the gcn rows (results.py, gcn.py), the gcn
 steps of bench.py (against fake binaries), plot.py's gcn charts and tables on the committed sample (fake
 numbers for the tests only), and the pieces of torch_gcn.py that need neither PyTorch nor a GPU."""
-from fakes import DECLARED, MANIFEST_HEADER, manifest_line, recorded
+from fakes import MANIFEST_HEADER, manifest_line, recorded
 import csv
 import importlib.util
 import re
@@ -191,7 +191,7 @@ def test_append_row_migrates_an_older_header(tmp_path, capsys, sample, last, par
     # The old rows do not say what their steps are: refused until the step list fills them.
     with pytest.raises(results.CsvError, match="fill_steps.py --manifest"):
         results.load(path)
-    assert results.fill_steps(path, {name: decl[1:] for name, decl in DECLARED.items()}) == len(before)
+    assert results.fill_steps(path, {r.chapter: (r.math, r.op, r.tags) for r in before}) == len(before)  # as written
     rows = results.load(path)
     assert len(rows) == len(before) + 1 and {r.part for r in rows[:-1]} == parts and rows[-1].part == "gcn"
     assert [r.fields for r in rows[:-1]] == [r.fields for r in before]
@@ -426,7 +426,7 @@ def test_gcn_without_layer_rows_draws_no_layer_chart(gcn_tree, capsys):
     rewrite(GCN_SAMPLE, csv_path, lambda d: d["op"] != "layer")
     assert run_plot(root, csv_path, readme, "--part", "gcn") == 0
     assert not (root / "plots" / "sample-gpu-gcn-layer.png").exists()
-    assert "no layer rows (chapter 29 or PyTorch)" in capsys.readouterr().out
+    assert "no layer rows (a step with OP layer, or PyTorch)" in capsys.readouterr().out
     gcn = gcn_block(readme)
     assert "gcn-layer" not in gcn and "memory floor" not in gcn and "PyTorch" not in gcn
     assert "| 28 LogSoftmax |" in gcn and "| 29 " not in gcn

@@ -6,7 +6,7 @@ at its best over the processes that timed it (results.references). A convolution
 baseline = the fastest of the FMA algorithms cuDNN's search returns (NCHW, where cuDNN's FMA path is
 fastest), each timed by the harness (named in parentheses), alt_baseline = IMPLICIT_PRECOMP_GEMM,
 the same method as the steps. The fused-epilogue step's (20, conv + bias + ReLU): baseline = cuDNN's
-fused conv+bias+ReLU, alt_baseline = the unfused pipeline (step 19, then a separate bias/ReLU
+fused conv+bias+ReLU, alt_baseline = the unfused pipeline (step 20, then a separate bias/ReLU
 kernel). A TF32 step's (21): baseline = cuDNN's fastest with TF32 allowed on channels-last (NHWC)
 copies of the tensors, alt_baseline = the same in NCHW; the better of the two is the reference. A
 build without cuDNN names "im2col + cuBLAS FP32 (...)" and "im2col + cuBLAS FP32 + bias/ReLU kernel
@@ -72,7 +72,7 @@ def layer_steps(latest: dict, prec: str = FP32) -> list[str]:
 
 
 def first_number(steps: list[str]) -> str:
-    """'17' for ['17_implicit_gemm_warp_tiles', ...]: the first charted step's number, for titles."""
+    """'17' for ['18_implicit_gemm_cheap_gather', ...]: the first charted step's number, for titles."""
     return steps[0][:2] if steps else "–"
 
 
@@ -546,7 +546,7 @@ def run(runner: Runner, step: dict, layer: str, extra: list[str]) -> dict | None
     if "IMPLICIT_PRECOMP_GEMM" in alt_name and row_precision(row) == TF32:
         alt_name = "TF32 precomp"  # a tensor-core step's: cuDNN's precomp, TF32 allowed
     elif alt_name.startswith("cuDNN IMPLICIT_PRECOMP_GEMM"):
-        alt_name = "precomp"  # the plain steps' second baseline; chapter 20's is the unfused pipeline
+        alt_name = "precomp"  # the plain steps' second baseline; chapter 21's is the unfused pipeline
     of_alt = f"{100 * alt:6.1f}% of {alt_name}  " if alt is not None else ""
     print(f"  {tag} {float(row['gflops']) / 1e3:7.2f} TFLOP/s  {of_alt}{100 * float(row['ratio_to_baseline']):6.1f}% "
           f"of {row['baseline']}  median {fmt.ms(float(row['time_ms_median']))} ms  verified: {row['verified']}  "

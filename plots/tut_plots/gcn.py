@@ -12,7 +12,7 @@ appends (PyTorch's layer, chapter "torch_layer"; PyTorch Geometric's GCNConv, "p
 chapters.tsv), each its fastest process (results.fastest_process), appear only in the layer chart
 and as extra lines of the Part III table. Tables and charts show one problem, gcn_headline's.
 
-Outputs (outputs): <slug>-gcn-{speedup,bandwidth,layer}.png (layer: when chapter 29 or a PyTorch
+Outputs (outputs): <slug>-gcn-{speedup,bandwidth,layer}.png (layer: when a step with OP layer or a PyTorch
 row was measured), README.md's results:gcn block, each chapter's row at that problem.
 """
 from __future__ import annotations
@@ -342,7 +342,7 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
     speedup_chart(head, libs, problem, images[0])
     bandwidth_chart(head, libs, problem, images[1])
     if not layer_chart(head, torch_rows, libs, problem, images[2]):
-        print(f"note: no layer rows (chapter 29 or PyTorch) at {problem}: no {images[2].name}")
+        print(f"note: no layer rows (a step with OP layer, or PyTorch) at {problem}: no {images[2].name}")
         images.pop()
     print(headline_table(head, torch_rows, out.metrics))
     if out.readme:

@@ -344,7 +344,7 @@ TEST_CASE("conv flags: usage lists every flag and the exit codes") {
   CHECK(parse({"--shape", "3,5,17,13,7,3,2,1:0,2:1"}).from_shape);
   CHECK(contains(u, "FMA math, no TF32"));
   // A TF32 step's text names its math, its check and its baselines; the flags are the same.
-  const std::string t = tut::conv_usage("21_implicit_gemm_tf32", tut::Math::Tf32);
+  const std::string t = tut::conv_usage("23_implicit_gemm_tf32", tut::Math::Tf32);
   CHECK(contains(t, "TF32 tensor-core math"));
   CHECK(contains(t, "TF32's tolerance"));
   CHECK(contains(t, "default math (TF32 allowed)"));

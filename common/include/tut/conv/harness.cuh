@@ -23,7 +23,7 @@ namespace tut {
 // Device pointers a step works on. x, w: the inputs (NCHW, KCRS); y: the output (NKPQ), poisoned
 // with NaN before a checked run, so every element must be written. workspace: scratch memory of
 // the size the step's `workspace_bytes` asked for (null when it asks for none). bias (K floats) and
-// residual (NKPQ, like y): the fused epilogue's extra inputs (chapter 20); null for other steps.
+// residual (NKPQ, like y): the fused epilogue's extra inputs (chapter 21); null for other steps.
 struct ConvArgs {
   const float* x = nullptr;
   const float* w = nullptr;
@@ -39,14 +39,14 @@ using ConvLauncher = void (*)(const ConvProblem& p, const ConvArgs& a, cudaStrea
 // Scratch bytes a step needs for problem p (im2col's column matrix, say); null: none.
 using ConvWorkspace = std::size_t (*)(const ConvProblem& p);
 
-// What a step applies to the convolution before its store. BiasRelu (chapter 20, OP conv_bias_relu):
+// What a step applies to the convolution before its store. BiasRelu (chapter 21, OP conv_bias_relu):
 //   y = max(conv(x, w) + bias[k] (+ residual[n][k][p][q]), 0)
 // with the residual only when the run asks for it (--residual; ConvArgs::residual non-null).
 enum class ConvEpilogue { None, BiasRelu };
 
 struct ConvStep {
   // What the step is (core/step.hpp), from its CMake line: main.cu passes TUT_THIS_STEP. Its op
-  // says the epilogue (conv or conv_bias_relu). Its math Tf32 (tensor cores, chapter 21) makes the
+  // says the epilogue (conv or conv_bias_relu). Its math Tf32 (tensor cores, chapter 23) makes the
   // baselines cuDNN in its default math (TF32 allowed) and the tolerance TF32's
   // (tut/core/verify.hpp); the check is still against true FP32 (cuDNN with FMA math), and the report
   // adds the difference from cuDNN's TF32 result.

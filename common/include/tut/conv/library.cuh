@@ -100,7 +100,7 @@ class ConvLibrary {
   // returns no algorithm that runs. Layout::Nhwc only.
   bool add_layout(Layout layout, const float* x, const float* w, float* y, cudaStream_t stream);
 
-  // The library's convolution with chapter 20's epilogue, y = max(conv + bias[k] (+ residual), 0):
+  // The library's convolution with chapter 21's epilogue, y = max(conv + bias[k] (+ residual), 0):
   // cuDNN's cudnnConvolutionBiasActivationForward (IMPLICIT_PRECOMP_GEMM, which cuDNN requires for
   // a fused ReLU; FMA math), or im2col + cuBLAS + an epilogue kernel without cuDNN. residual may be null.
   std::string fused_name() const;

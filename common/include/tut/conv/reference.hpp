@@ -19,7 +19,7 @@ std::vector<float> im2col_cpu(const ConvProblem& p, const float* x);
 // Equal to conv_direct_cpu_f64 up to float64 rounding: the unit tests hold the two against each other.
 void conv_im2col_cpu_f64(const ConvProblem& p, const float* x, const float* w, double* y);
 
-// The epilogue of chapter 20 on a float64 result y (NKPQ): y += bias[k] (bias may be null), y +=
+// The epilogue of chapter 21 on a float64 result y (NKPQ): y += bias[k] (bias may be null), y +=
 // residual (may be null), then y = max(y, 0) when relu.
 void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, const float* residual, bool relu);
 

@@ -1,4 +1,0 @@
-// Chapter 20 binary: the implicit GEMM with a fused bias + ReLU epilogue handed to the shared harness (flags: --help).
-#include "kernel.cuh"
-
-int main(int argc, char** argv) { return tut::conv_main(argc, argv, {TUT_THIS_STEP, ch20::fused_implicit_gemm, ch20::fused_implicit_gemm_workspace, true, ch20::unfused_conv_bias_relu, "19_implicit_gemm_double_buffer + bias/ReLU kernel"}); }

@@ -1,4 +1,0 @@
-// Chapter 22 binary: the naive skinny GEMM H = X W, one thread per row, handed to the shared harness (flags: --help).
-#include "kernel.cuh"
-
-int main(int argc, char** argv) { return tut::gcn_main(argc, argv, {TUT_THIS_STEP, ch22::xw_naive, ch22::refuses}); }

@@ -1,4 +1,0 @@
-// Chapter 24 binary: the skinny GEMM H = X W with K_TILE loads of X in flight per thread, handed to the shared harness (flags: --help).
-#include "kernel.cuh"
-
-int main(int argc, char** argv) { return tut::gcn_main(argc, argv, {TUT_THIS_STEP, ch24::xw_k_tiling, ch24::refuses}); }

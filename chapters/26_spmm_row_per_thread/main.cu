@@ -1,4 +1,0 @@
-// Chapter 26 binary: the SpMM A_hat Z, one thread per row, handed to the shared harness (flags: --help).
-#include "kernel.cuh"
-
-int main(int argc, char** argv) { return tut::gcn_main(argc, argv, {TUT_THIS_STEP, ch26::spmm_row_per_thread, ch26::refuses}); }

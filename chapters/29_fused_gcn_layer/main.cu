@@ -1,4 +1,0 @@
-// Chapter 29 binary: the whole GCN layer in two passes, H = X W, then A_hat H with bias + log_softmax in its epilogue, handed to the shared harness (flags: --help).
-#include "kernel.cuh"
-
-int main(int argc, char** argv) { return tut::gcn_main(argc, argv, {TUT_THIS_STEP, ch29::gcn_layer_fused, ch29::refuses, ch29::workspace}); }
