@@ -219,10 +219,14 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
   }
 
   // Epilogue: Y(row, j) goes to y[n][row][p][q] (y_offset). No early return above: every thread must
-  // reach the barriers, even those outside Y.
+  // reach the barriers, even those outside Y. Offsets as int: y has fewer than 2^31 elements (the
+  // harness checks).
+  const int pq = cp.p * cp.q;
 #pragma unroll
   for (int jn = 0; jn < SUBS_N; ++jn) {
     const int col0 = block_col + thread_col + jn * SUB_STRIDE_N;  // a multiple of SUB_N
+    const int n0 = col0 / pq;
+    const int y0 = n0 * cp.k * pq + (col0 - n0 * pq);  // y_offset(0, col0): Y(row, col0) is at y0 + row * P*Q
 #pragma unroll
     for (int im = 0; im < SUBS_M; ++im) {
 #pragma unroll
@@ -231,7 +235,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS_PER_SM)
         if (row >= filters) continue;
         const float* v = &acc[im * SUB_M + i][jn * SUB_N];
         if (vec_y && col0 < gemm_n) {  // P*Q % 4 == 0: all SUB_N columns exist and are contiguous
-          *reinterpret_cast<float4*>(&y[tut::y_offset(cp, row, col0)]) = make_float4(v[0], v[1], v[2], v[3]);
+          *reinterpret_cast<float4*>(&y[y0 + row * pq]) = make_float4(v[0], v[1], v[2], v[3]);
         } else {
 #pragma unroll
           for (int j = 0; j < SUB_N; ++j) {
