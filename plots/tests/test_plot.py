@@ -291,7 +291,8 @@ def test_layer_baselines_ignore_the_fused_epilogue_rows():
     bases = conv_plots.conv_baselines(latest)
     assert list(bases) == ["seed_3x3", "r50_conv1", "r50_c2_3x3", "r50_c3_3x3_s2"]
     seed = bases["seed_3x3"]
-    # the plain convolution steps' processes (13-19), never 20's
+    # the plain convolution steps' processes (13-19), never 20's; rows without a run id (these
+    # fixtures') count only as the shown rows themselves
     assert seed.processes == 7 and seed.row.chapter == "19_implicit_gemm_double_buffer"
     assert (seed.main.ms, seed.alt.ms) == (1.6, 2.0)  # with 20's row: 2.75 and 2.625
     assert seed.main.label == "cuDNN fastest FMA (WINOGRAD_NONFUSED)"

@@ -377,15 +377,20 @@ def latest(rows: list[Row]) -> dict[tuple[str, str], Row]:
     for key, r in shown.items():
         procs = same_run.get((r.chapter, r.problem, r.run), [r]) if r.run else [r]
         shown[key] = Row({**r.fields, "processes": tuple(procs)})
-    return references(shown)
+    # The candidates: every process of a benchmark run (a row with a run id), and the shown rows'
+    # own processes (a row run by hand is its own only process).
+    shown_procs = [p for r in shown.values() for p in r.fields["processes"]]
+    return references(shown, [r for r in rows if r.run] + [p for p in shown_procs if not p.run])
 
 
 # The library's time a shown row is compared with is not the one measured in its own process: a
 # library's time moves between processes (up to 2x for cuDNN, whose search may even pick another
-# algorithm), the steps' do not. Every process that timed the same library on the same problem in the
-# runs the shown rows come from (the steps' own processes, and the repeats bench.py adds until there
-# are at least three) is one candidate; the reference is the best (lowest) median among them, with the
-# name that process gave (cuDNN's algorithm). The binary's own output keeps its in-process ratio; the
+# algorithm), the steps' do not. Every process in the results file that timed the same library on
+# the same problem, on the same GPU with the same CUDA version, in any benchmark run (bench.py's
+# runs: the steps' own processes, the repeats it adds until a run has at least three, and every
+# earlier run's; a row run by hand counts only as its own), is one candidate;
+# the reference is the best (lowest) median among them, with the name that process gave (cuDNN's
+# algorithm). More runs can only lower it. The binary's own output keeps its in-process ratio; the
 # row keeps it as own_baseline, own_baseline_time_ms and own_ratio_to_baseline (own_alt_... likewise).
 SLOTS = (("baseline", "baseline_time_ms", "ratio_to_baseline"),
          ("alt_baseline", "alt_baseline_time_ms", "alt_ratio_to_baseline"))
@@ -413,16 +418,19 @@ def fastest_process(r: Row) -> Row:
     return Row(f)
 
 
-def references(shown: dict[tuple[str, str], Row]) -> dict[tuple[str, str], Row]:
-    """shown with every row's baselines replaced by the best over the processes (see SLOTS); each slot
-    also gets <slot>_processes (how many), <slot>_lo and <slot>_hi (the spread of their medians)."""
+def references(shown: dict[tuple[str, str], Row], rows: list[Row] | None = None) -> dict[tuple[str, str], Row]:
+    """shown with every row's baselines replaced by the best over the processes (see SLOTS): every row
+    of `rows` (default: the shown rows and their processes) that timed the same library on the same
+    problem with the same GPU and CUDA version. Each slot also gets <slot>_processes (how many),
+    <slot>_lo and <slot>_hi (the spread of their medians)."""
+    if rows is None:
+        rows = [p for r in shown.values() for p in r.fields.get("processes", (r,))]
     candidates: dict[tuple, list[tuple[float, str, str]]] = {}
-    for r in shown.values():
+    for p in rows:
         for slot, (name_col, time_col, _) in enumerate(SLOTS):
-            for p in r.fields.get("processes", (r,)):
-                t = p.fields[time_col]
-                if t is not None and p.fields[name_col]:
-                    candidates.setdefault(library_key(p, slot), []).append((t, p.timestamp, p.fields[name_col]))
+            t = p.fields[time_col]
+            if t is not None and p.fields[name_col]:
+                candidates.setdefault((p.gpu, p.cuda, *library_key(p, slot)), []).append((t, p.timestamp, p.fields[name_col]))
     out = {}
     for key, r in shown.items():
         f = dict(r.fields)
@@ -430,7 +438,7 @@ def references(shown: dict[tuple[str, str], Row]) -> dict[tuple[str, str], Row]:
             own = r.fields[time_col]
             f["own_" + name_col], f["own_" + time_col] = r.fields[name_col], own
             f["own_" + ratio_col] = own / r.time_ms_median if own else float("nan")
-            c = candidates.get(library_key(r, slot)) if r.fields[name_col] else None
+            c = candidates.get((r.gpu, r.cuda, *library_key(r, slot))) if r.fields[name_col] else None
             if not c:
                 f[name_col + "_processes"], f[name_col + "_lo"], f[name_col + "_hi"] = 0, None, None
                 continue
