@@ -22,7 +22,7 @@
 // Prediction:    (written before the first measurement) seed_3x3 is 28.9 M mma instructions; at a
 //                third of the tensor cores' mma.sync rate (~0.3 mma per clock per SM, ~150 TFLOP/s)
 //                that is ~0.4 ms: 3x chapter 20 (1.285 ms) and faster than cuDNN's default math
-//                (0.50 ms in the numbers this project started from). The smaller layers gain
+//                (0.50 ms as first measured, in one process). The smaller layers gain
 //                less: their time goes to the gather, the first loads, the epilogue and split-K's
 //                second pass, which the tensor cores do not speed up. Geometric mean over the
 //                layer table: >= 1.0x cuDNN with default math (TF32), timed in the same process.

@@ -9,7 +9,7 @@
 //                - W (F_in x 16 doubles, 16 KB for F_in = 128) is copied whole into shared memory by
 //                  each block; every lane of a warp then reads the same W[k][j], a broadcast.
 //                The k loop runs one step at a time (#pragma unroll 1): one load of X in flight per
-//                thread, as the source's kernel wrote it. Chapter 27 changes exactly that.
+//                thread, as the write-up's kernel wrote it. Chapter 27 changes exactly that.
 // Prediction:    0.13 to 0.25 ms on the default problem, 45% to 85% of the copy bandwidth: more than
 //                ten times faster than chapter 25 (no store inside the loop, X read once instead of 16
 //                times), but bound by latency. 62 registers: 4 blocks of 256 threads per SM, 32 warps.

@@ -2,7 +2,7 @@
 //
 // What changed:  chapter 26's thread per row, loading X in tiles of K_TILE = 16 consecutive values of
 //                its row into registers (x_tile[16]), then the 16 x 16 outer product with rows k0 ..
-//                k0 + 15 of W from shared memory: the source's best step. The 16 loads of a tile are
+//                k0 + 15 of W from shared memory: the write-up's best step. The 16 loads of a tile are
 //                issued together, before the first of them is used: 16 loads in flight per thread
 //                instead of one, 4 KB per warp (its 32 rows' next 128 bytes each). The code asks for
 //                the next tile before multiplying the current one (PREFETCH = 1): written the plain
@@ -11,7 +11,7 @@
 //                in flight at a time. In the prefetching form it cannot: the loads feed the next
 //                iteration, and ptxas issues all 16 together (right after the current tile's products,
 //                cuobjdump shows). The last F_in % 16 values, if any, are done one at a time as in
-//                chapter 26. VEC = 2 or 4 reads the tile with 16- or 32-byte loads (the source's
+//                chapter 26. VEC = 2 or 4 reads the tile with 16- or 32-byte loads (the write-up's
 //                double2 and double4 versions; sm_90 has no 32-byte load, so VEC = 4 compiles to the
 //                same LDG.E.128 pairs as VEC = 2).
 // Prediction:    0.12 to 0.145 ms on the default problem, 75% to 90% of the copy bandwidth, faster
@@ -59,9 +59,9 @@ static_assert(K_TILE % VEC == 0, "a tile of X is whole vectors");
 
 // 1: the code asks for the next tile before multiplying the current one; those loads feed the next
 // iteration, so ptxas keeps all K_TILE of them together (it issues them right after the products).
-// 0: the source's loop as written, load a tile then multiply it; ptxas then moves each load down to
+// 0: the write-up's loop as written, load a tile then multiply it; ptxas then moves each load down to
 // about three values of k before its first use, and only about 3 are in flight at a time (the README).
-// scripts/variant.sh PREFETCH=0 VEC=4 builds the source's double4 version.
+// scripts/variant.sh PREFETCH=0 VEC=4 builds the write-up's double4 version.
 constexpr int PREFETCH = 1;
 static_assert(PREFETCH == 0 || PREFETCH == 1, "on or off");
 

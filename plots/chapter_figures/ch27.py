@@ -1,5 +1,5 @@
 """Chapter 27: K tiling. Where ptxas puts the loads of X (cuobjdump -sass of the sm_90 builds): chapter 26
-one at a time, the source's K-tile loop written plainly (each load moved down to about three values of k
+one at a time, the write-up's K-tile loop written plainly (each load moved down to about three values of k
 before its first use), and
 this chapter's form (the 16 loads of a tile issued together); and the DRAM bytes of X each can have in
 flight per SM, against what Little's law asks for.
@@ -36,7 +36,7 @@ SMS = 132
 KERNELS = {
     # name: (registers, blocks per SM, sectors per lane in flight while the warp waits)
     "chapter 26\n(one load at a time)": (62, 4, 1),
-    "the source's K tile as written\n(PREFETCH = 0)": (76, 3, 1),
+    "the write-up's K tile as written\n(PREFETCH = 0)": (76, 3, 1),
     "chapter 27\n(16 loads together)": (84, 2, K_TILE // DOUBLES_PER_SECTOR),
 }
 
