@@ -7,8 +7,9 @@
 //                with float4 global loads; the column-wise serpentine FMA order. The gather of X_col
 //                stays chapter 16's: thread t copies column t % 128 of the (BLOCK_K, BLOCK_N) input
 //                tile, rows t / 128, + 2, ..., + 14, each element on its own (tap_coord's two
-//                divisions per element, four signed bounds tests, each load stored to shared memory
-//                before the next is issued); the column's output pixel is found once per thread.
+//                divisions per element, four signed bounds tests, each load's store to shared memory
+//                written right after it, though ptxas issues the loads first); the column's output
+//                pixel is found once per thread.
 // Prediction:    most of Part I's gain from its chapter 03 to 08, again, for the math: a thread does
 //                64 FMAs per 4 LDS.128, where chapter 16 did two shared loads per FMA. But the gather
 //                now weighs as much as the math: per thread and K step, 8 elements at about 60
