@@ -9,7 +9,12 @@
 #   scripts/variant.sh 20_implicit_gemm_double_buffer BLOCK_K=8     (conv chapters: every layer)
 #   scripts/variant.sh 30_spmm_warp_per_row IN_FLIGHT=16             (gcn chapters: the default graph)
 #
-# NAME is a `constexpr int NAME = ...;` of the chapter's kernel.cuh. The copy is compiled and linked
+#   KERNEL=FILE KERNEL_NAME=first scripts/variant.sh 23_implicit_gemm_tf32   (another kernel.cuh:
+#                                                  an earlier version of the chapter, say)
+#
+# NAME is a `constexpr int NAME = ...;` of the chapter's kernel.cuh. KERNEL=FILE puts FILE in the
+# copy instead of the chapter's kernel.cuh (its namespace must be the chapter's), the variant named
+# CHAPTER_KERNEL_NAME; NAME=VALUE pairs are then optional. The copy is compiled and linked
 # with the chapter's own commands, read from the build (compile_commands.json, Ninja), so its flags
 # are CMake's. Results are appended to <build>/variants/variants.csv (the harness's CSV schema,
 # chapter = the variant's name).
@@ -19,7 +24,9 @@ build=build/release
 if [ "${1:-}" = "-b" ]; then build=$2; shift 2; fi
 chapter=${1:?usage: scripts/variant.sh [-b BUILD_DIR] CHAPTER NAME=VALUE [NAME=VALUE ...]}
 shift
-[ $# -gt 0 ] || { echo "variant: give at least one NAME=VALUE"; exit 2; }
+kernel=${KERNEL:-}
+[ -z "$kernel" ] || [ -f "$kernel" ] || { echo "variant: KERNEL=$kernel: no such file"; exit 2; }
+[ $# -gt 0 ] || [ -n "$kernel" ] || { echo "variant: give at least one NAME=VALUE (or KERNEL=FILE)"; exit 2; }
 src=chapters/$chapter
 [ -f "$src/kernel.cuh" ] || { echo "variant: no chapter $chapter (valid: $(ls chapters | tr '\n' ' '))"; exit 2; }
 [ -f "$build/compile_commands.json" ] || { echo "variant: $build/compile_commands.json not found: build first (make build)"; exit 2; }
@@ -27,10 +34,12 @@ command -v ninja >/dev/null 2>&1 || { echo "variant: ninja not found (the preset
 ninja -C "$build" "bin/$chapter" >/dev/null || { echo "variant: building $chapter failed"; exit 1; }
 
 name=$chapter
+[ -z "$kernel" ] || name="${name}_${KERNEL_NAME:-kernel}"
 for kv in "$@"; do name="${name}_${kv//=/}"; done
 dir=$build/variants/$name
 mkdir -p "$dir"
 cp "$src/kernel.cuh" "$src/main.cu" "$dir/"
+[ -z "$kernel" ] || cp "$kernel" "$dir/kernel.cuh"
 for kv in "$@"; do
   key=${kv%%=*} value=${kv#*=}
   [[ $key =~ ^[A-Z_][A-Z0-9_]*$ && $value =~ ^[0-9]+$ ]] || { echo "variant: '$kv' is not NAME=integer"; exit 2; }
