@@ -11,6 +11,7 @@
 #
 #   KERNEL=FILE KERNEL_NAME=first scripts/variant.sh 23_implicit_gemm_tf32   (another kernel.cuh:
 #                                                  an earlier version of the chapter, say)
+#   BUILD_ONLY=1 scripts/variant.sh ...            (build the copy, run nothing)
 #
 # NAME is a `constexpr int NAME = ...;` of the chapter's kernel.cuh. KERNEL=FILE puts FILE in the
 # copy instead of the chapter's kernel.cuh (its namespace must be the chapter's), the variant named
@@ -74,6 +75,8 @@ rm -f "$dir/$name"
 sed -n 1p <<<"$commands" | bash 2>&1 | grep -E "error|registers|spill" || true
 sed -n 2p <<<"$commands" | bash || true
 [ -x "$dir/$name" ] || { echo "variant: build failed"; exit 1; }
+# BUILD_ONLY=1: stop here (several variants can then be built side by side and run one at a time).
+[ -z "${BUILD_ONLY:-}" ] || { echo "variant: built $dir/$name"; exit 0; }
 
 "$dir/$name" --self-test >"$dir/self-test.log" 2>&1 && st=0 || st=$?
 echo "variant: self-test exit $st: $(tail -n 1 "$dir/self-test.log")"
