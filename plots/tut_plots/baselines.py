@@ -69,9 +69,12 @@ class Baseline:
     def gbps(self) -> float:
         return self.row.gbps_at(self.ms) if self.has else float("nan")
 
-    def tflops_range(self) -> tuple[float, float]:
-        """The rates of the slowest and the fastest process (lo <= hi)."""
-        return self.row.tflops_at(self.hi), self.row.tflops_at(self.lo)
+    def range_in(self, unit: str) -> tuple[float, float]:
+        """The slowest and the fastest process in a chart's unit ("ms", "tflops" or "gbps"), low first."""
+        if unit == "ms":
+            return self.lo, self.hi
+        at = getattr(self.row, f"{unit}_at")
+        return at(self.hi), at(self.lo)
 
     @property
     def family(self) -> str:
@@ -87,13 +90,6 @@ class Baseline:
     def label(self) -> str:
         return f"{self.family} ({self.algo})" if self.algo else self.family
 
-    @property
-    def spread_text(self) -> str:
-        """'best of 7 processes; they spread 0.8489-1.021 ms' (one process: 'one process')."""
-        if self.processes <= 1:
-            return "one process"
-        return f"best of {self.processes} processes, whose medians span {self.lo:.4g}-{self.hi:.4g} ms"
-
 
 class Baselines:
     """Both baselines of a set of rows (one problem's, of the steps that compare with the same
@@ -102,7 +98,6 @@ class Baselines:
     def __init__(self, rows: list[Row], row: Row | None = None):
         newest = newest_first(rows)
         self.row = row or newest[0]
-        self.rows = newest
         self.main = Baseline(self.row, newest, 0)
         self.alt = Baseline(self.row, newest, 1)
 

@@ -52,7 +52,7 @@ def spread(ax, xs, libs, rate: str = "tflops", horizontal: bool = False) -> None
     for x, b in zip(xs, libs):
         if not (b and b.wide):
             continue
-        lo, hi = (b.lo, b.hi) if rate == "ms" else (getattr(b.row, f"{rate}_at")(b.hi), getattr(b.row, f"{rate}_at")(b.lo))
+        lo, hi = b.range_in(rate)
         if horizontal:
             ax.plot([lo, hi], [x, x], color="black", lw=1.2, marker="|", ms=6, zorder=5)
         else:

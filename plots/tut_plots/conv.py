@@ -282,9 +282,8 @@ def fused_table(latest: dict) -> str:
 
 def speedup_chart(rows: list[Row], base: Baselines, path: Path) -> None:
     """Bars: TFLOP/s of each step at the headline layer, then the two cuDNN baselines; labels give
-    × the first step and % of both baselines (each step against the baselines of its own process;
-    the fused-epilogue step against its own: the library's fused conv + bias + ReLU and the unfused
-    pipeline)."""
+    × the first step and % of both baselines (each at its best over the processes; the fused-epilogue
+    step against its own: the library's fused conv + bias + ReLU and the unfused pipeline)."""
     first = rows[0]
     names = [conv_label(r) for r in rows]
     values = [r.tflops for r in rows]

@@ -292,7 +292,8 @@ def layer_chart(chapters: list[Row], torch_rows: list[Row], libs: dict[str, Base
 
 # ----------------------------------------------------------------------------------------------
 
-def readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], images: list[Path], out: Outputs) -> str:
+def readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], libs: dict[str, Baselines],
+                 images: list[Path], out: Outputs) -> str:
     copy = gcn_copy_gbps(chapters)
     layer = [r for r in chapters if kind_of(r) == "layer" and r.copy_gbps]
     floor = (f" The whole layer's memory floor, its minimum bytes at the copy bandwidth of step "
@@ -301,7 +302,7 @@ def readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], image
                   "(`plots/torch_gcn.py`, optional; each its fastest process, against the baseline it names)."
                   if torch_rows else "")
     copy_text = (f"(median over the steps' processes: {copy:.0f} GB/s)" if copy == copy else "(not measured in these rows)")
-    soft = gcn_libraries(chapters).get("LogSoftmax")
+    soft = libs.get("LogSoftmax")
     cudnn_note = (f" ({soft.alt.name} takes {fmt.ms(soft.alt.ms)} ms for the log_softmax alone, "
                   f"{fmt.pct(soft.alt.gbps / copy)} of the copy bandwidth: it would make any step look fast)."
                   if soft and soft.alt.has and copy == copy else ".")
@@ -346,7 +347,7 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
         images.pop()
     print(headline_table(head, torch_rows, out.metrics))
     if out.readme:
-        out.block(SECTIONS[prec], readme_block(problem, head, torch_rows, images, out))
+        out.block(SECTIONS[prec], readme_block(problem, head, torch_rows, libs, images, out))
     for r in head:
         out.chapter([r], chapter_table(r))
     return images

@@ -4,9 +4,9 @@ An FP32 row compares against cuBLAS FP32 (no TF32); a TF32 row (chapters 11 and 
 cores, the cuBLAS TF32 baseline) against cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32), with cuBLAS FP32
 timed there too as its second baseline (alt_baseline): what the tensor cores buy over the CUDA cores;
 its pct_of_peak is of the TF32 tensor-core peak. Every process times its library; the tables compare
-with the library's best median over the processes that timed it on the problem (results.references). Each precision has charts and
-a README section of its own (Math); where cuBLAS FP32 appears on a TF32 chart it is drawn hatched or
-dotted in grey and named as the FP32 reference.
+with the library's best median over the processes that timed it on the problem (results.references).
+Each precision has charts and a README section of its own (Math); where cuBLAS FP32 appears on a
+TF32 chart it is drawn hatched or dotted in grey and named as the FP32 reference.
 
 Outputs (outputs): <slug>-<section>-{speedup,sweep,roofline}.png and -suite.png (chapter 10's suite
 of small and odd problems, when a chapter ran all of it); README.md's block; each chapter's table
