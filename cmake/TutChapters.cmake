@@ -1,5 +1,5 @@
-# tut_add_chapter(<folder> TITLE <title> PART <part> [MATH <math>] [OP <op>] [TAGS <tag>...] [ARCH <arch>] [ALLOW_SPILLS])
-# tut_add_baseline(<folder> TITLE <title> PART <part> [MATH ...] [OP ...] [TAGS ...])
+# tut_add_chapter(<folder> TITLE <title> PART <part> [MATH <math>] [OP <op>] [LAYOUT <layout>] [TAGS <tag>...] [ARCH <arch>] [ALLOW_SPILLS])
+# tut_add_baseline(<folder> TITLE <title> PART <part> [MATH ...] [OP ...] [LAYOUT ...] [TAGS ...])
 #
 # One line per step, and the only place that says what a step is. Each call builds <folder>/main.cu
 # into the executable <folder> (in <build>/bin), registers its `--self-test` with CTest (label gpu,
@@ -11,6 +11,9 @@
 #   MATH   the arithmetic: gemm and conv: fp32 (default) or tf32; gcn: fp64 (default, the only one)
 #   OP     what the step computes: gemm: gemm (default); conv: conv (default) or conv_bias_relu (the
 #          fused epilogue); gcn (required): xw, spmm, log_softmax or layer
+#   LAYOUT conv: where the step's tensors keep their channels: nchw (default: x NCHW, w KCRS, y NKPQ)
+#          or nhwc (channels last: x NHWC, w KRSC, y NPQK; the harness makes the copies outside the
+#          timed run, reports what they cost, and turns y back to check it); gemm, gcn: none
 #   TAGS   gemm: suite (runs chapter 10's suite of small and odd problems), planned (chooses a plan
 #          per problem: bench.py times every candidate with --explain); conv: all_layers (runs every
 #          layer of the table), layer_chart (shown in the per-layer chart and table); gcn: none
@@ -42,6 +45,7 @@ set(_TUT_gemm_TAGS suite planned)
 set(_TUT_conv_MATH fp32 tf32)
 set(_TUT_conv_OP conv conv_bias_relu)
 set(_TUT_conv_TAGS all_layers layer_chart)
+set(_TUT_conv_LAYOUT nchw nhwc)
 set(_TUT_gcn_MATH fp64)
 set(_TUT_gcn_OP xw spmm log_softmax layer)
 set(_TUT_gcn_TAGS "")
@@ -61,10 +65,10 @@ function(_tut_one_of kind folder what value allowed)
 endfunction()
 
 function(_tut_add_step kind folder)
-  cmake_parse_arguments(ARG "ALLOW_SPILLS" "TITLE;PART;MATH;OP;ARCH" "TAGS" ${ARGN})
+  cmake_parse_arguments(ARG "ALLOW_SPILLS" "TITLE;PART;MATH;OP;LAYOUT;ARCH" "TAGS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${kind} ${folder}: unknown argument(s) '${ARG_UNPARSED_ARGUMENTS}' "
-                        "(valid: TITLE PART MATH OP TAGS ARCH ALLOW_SPILLS)")
+                        "(valid: TITLE PART MATH OP LAYOUT TAGS ARCH ALLOW_SPILLS)")
   endif()
   if(NOT ARG_TITLE)
     message(FATAL_ERROR "${kind} ${folder}: TITLE is required")
@@ -87,6 +91,14 @@ function(_tut_add_step kind folder)
     list(GET _ops 0 ARG_OP)
   endif()
   _tut_one_of(${kind} ${folder} OP "${ARG_OP}" "${_ops}")
+  # LAYOUT: the family's first layout by default; a family without layouts accepts none.
+  set(_layouts ${_TUT_${ARG_PART}_LAYOUT})
+  if(NOT ARG_LAYOUT AND _layouts)
+    list(GET _layouts 0 ARG_LAYOUT)
+  endif()
+  if(ARG_LAYOUT)
+    _tut_one_of(${kind} ${folder} LAYOUT "${ARG_LAYOUT}" "${_layouts}")
+  endif()
   foreach(tag IN LISTS ARG_TAGS)
     _tut_one_of(${kind} ${folder} TAGS "${tag}" "${_TUT_${ARG_PART}_TAGS}")
   endforeach()
@@ -106,7 +118,8 @@ function(_tut_add_step kind folder)
   target_include_directories(${folder} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/${folder})
   target_compile_definitions(${folder} PRIVATE TUT_STEP_NAME="${folder}" TUT_STEP_TITLE="${ARG_TITLE}"
                                                TUT_STEP_PART="${ARG_PART}" TUT_STEP_MATH=${_math}
-                                               TUT_STEP_OP="${ARG_OP}" TUT_STEP_TAGS="${_tags}")
+                                               TUT_STEP_OP="${ARG_OP}" TUT_STEP_TAGS="${_tags}"
+                                               TUT_STEP_LAYOUT="${ARG_LAYOUT}")
   if(ARG_ARCH)
     if(NOT ARG_ARCH MATCHES "^([0-9]+)a?$")
       message(FATAL_ERROR "${kind} ${folder}: ARCH must look like 90a, not '${ARG_ARCH}'")
@@ -136,7 +149,7 @@ function(_tut_add_step kind folder)
   endif()
 
   set_property(GLOBAL APPEND PROPERTY TUT_STEPS
-    "${kind}\t${ARG_PART}\t${folder}\t${ARG_TITLE}\t$<TARGET_FILE:${folder}>\t${CMAKE_CURRENT_SOURCE_DIR}/${folder}\t${ARG_MATH}\t${ARG_OP}\t${_tags}")
+    "${kind}\t${ARG_PART}\t${folder}\t${ARG_TITLE}\t$<TARGET_FILE:${folder}>\t${CMAKE_CURRENT_SOURCE_DIR}/${folder}\t${ARG_MATH}\t${ARG_OP}\t${_tags}\t${ARG_LAYOUT}")
 endfunction()
 
 function(tut_add_chapter folder)
@@ -151,11 +164,11 @@ function(tut_add_baseline folder)
 endfunction()
 
 # Writes <build>/chapters.tsv: kind, part, name, title, binary, source folder, math, op, tags (space-
-# separated); one step per line,
+# separated), layout (conv only); one step per line,
 # in the order of the tut_add_* calls (baselines first, then chapters in reading order).
 function(tut_write_manifest)
   get_property(steps GLOBAL PROPERTY TUT_STEPS)
-  set(content "kind\tpart\tname\ttitle\tbinary\tsource\tmath\top\ttags\n")
+  set(content "kind\tpart\tname\ttitle\tbinary\tsource\tmath\top\ttags\tlayout\n")
   foreach(step IN LISTS steps)
     string(APPEND content "${step}\n")
   endforeach()

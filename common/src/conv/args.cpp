@@ -158,18 +158,23 @@ ConvOptions parse_conv_args(int argc, const char* const* argv) {
   return o;
 }
 
-std::string conv_usage(const std::string& program, Math math) {
+std::string conv_usage(const std::string& program, Math math, Layout layout) {
   std::ostringstream s;
   s << "usage: " << program << " [flags]\n";
+  const char* tensors = layout == Layout::Nhwc ? "x NHWC, w KRSC, y NPQK" : "x NCHW, w KCRS, y NKPQ";
   if (math == Math::Tf32) {
-    s << "Computes y = conv(x, w) (FP32 in and out, TF32 tensor-core math; x NCHW, w KCRS, y NKPQ) with\n"
+    s << "Computes y = conv(x, w) (FP32 in and out, TF32 tensor-core math; " << tensors << ") with\n"
       << "this step's kernel, checks it against cuDNN in FMA math (true FP32; im2col + cuBLAS where the\n"
       << "build has no cuDNN) with TF32's tolerance, and times it against cuDNN's IMPLICIT_PRECOMP_GEMM and\n"
       << "its fastest algorithm in its default math (TF32 allowed) in the same process.\n\n";
   } else {
-    s << "Computes y = conv(x, w) (FP32; x NCHW, w KCRS, y NKPQ) with this step's kernel, checks it\n"
+    s << "Computes y = conv(x, w) (FP32; " << tensors << ") with this step's kernel, checks it\n"
       << "against cuDNN (FMA math, no TF32; im2col + cuBLAS where the build has no cuDNN) and times it\n"
       << "against cuDNN's IMPLICIT_PRECOMP_GEMM and its fastest FMA algorithm in the same process.\n\n";
+  }
+  if (layout == Layout::Nhwc) {
+    s << "The step takes channels-last tensors: the inputs are made in NCHW, copied to NHWC and KRSC once\n"
+      << "outside the timed runs, and y is turned back to NKPQ for the check; the copies' time is reported.\n\n";
   }
   s << "  --layer NAME          a layer of the table (default " << ConvOptions().layer << "); --layer list prints it\n"
     << "  --shape " << kShapeForm << "\n"

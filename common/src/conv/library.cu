@@ -201,6 +201,36 @@ struct ConvLibrary::Impl {
     return base_desc;
   }
 
+  // cuDNN's search on this problem in layout l: every algorithm it has, each with the workspace it
+  // asks for up to the limit (one that needs more is left out), in the search's order, fastest
+  // first. FP32 baselines keep FMA math only; TF32 baselines whatever the default math ran, each
+  // algorithm in the math type the search reports for it (tensor cores or not).
+  std::vector<Algo> search(Layout l, const float* x, const float* w, float* y, cudaStream_t stream) {
+    cudnnConvolutionDescriptor_t desc = base_desc ? base_desc : conv_desc;
+    if (base_desc) TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(base_desc, CUDNN_DEFAULT_MATH));
+    std::size_t search_ws = 0;
+    for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+      std::size_t b = 0;
+      if (workspace_of(desc, cudnnConvolutionFwdAlgo_t(a), &b, l) && b <= workspace_limit) {
+        search_ws = std::max(search_ws, b);
+      }
+    }
+    DeviceBuffer<char> scratch(search_ws);
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    TUT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+    TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(handle, xd(l), x, wd(l), w, desc, yd(l), y,
+                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
+                                                           scratch.data(), search_ws));
+    std::vector<Algo> found;
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      if (!base_desc && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      found.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo), perf[i].mathType});
+    }
+    return found;
+  }
+
   void run(const Algo& a, const float* x, const float* w, float* y, cudaStream_t stream, Layout l = Layout::Nchw) {
     const float one = 1.0f, zero = 0.0f;
     cudnnConvolutionDescriptor_t desc = desc_for(a);
@@ -238,7 +268,6 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
                                                     p.dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(m.base_desc, CUDNN_DEFAULT_MATH));
   }
-  cudnnConvolutionDescriptor_t search_desc = m.base_desc ? m.base_desc : m.conv_desc;
   const cudnnMathType_t base_math = m.base_desc ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   int on = 0, ok = 0, op = 0, oq = 0;
   TUT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(m.conv_desc, m.x_desc, m.w_desc, &on, &ok, &op, &oq));
@@ -263,29 +292,10 @@ ConvLibrary::ConvLibrary(const ConvProblem& p, bool rank, const float* x, const 
   m.reference_index = -1;
 
   if (rank) {
-    // The search runs every algorithm cuDNN has for this problem, each with the workspace it asks
-    // for up to the limit (an algorithm that needs more is left out).
-    std::size_t search_ws = 0;
-    for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
-      std::size_t b = 0;
-      if (m.workspace_of(search_desc, cudnnConvolutionFwdAlgo_t(a), &b) && b <= workspace_limit) {
-        search_ws = std::max(search_ws, b);
-      }
-    }
-    DeviceBuffer<char> search(search_ws);
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int returned = 0;
-    TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_desc, x, m.w_desc, w, search_desc, m.y_desc,
-                                                           y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
-                                                           search.data(), search_ws));
-    for (int i = 0; i < returned; ++i) {  // in the search's order, fastest first
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      // FP32 baselines: FMA math only. TF32 baselines: whatever the default math ran, each algorithm
-      // in the math type the search reports for it (tensor cores or not).
-      if (!m.base_desc && perf[i].mathType != CUDNN_FMA_MATH) continue;
-      if (perf[i].algo == m.reference.algo && m.reference_index < 0) m.reference_index = int(m.algos.size());
-      m.algos.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo), perf[i].mathType});
-      need = std::max(need, perf[i].memory);
+    m.algos = m.search(Layout::Nchw, x, w, y, stream);
+    for (std::size_t i = 0; i < m.algos.size(); ++i) {
+      if (m.algos[i].algo == m.reference.algo && m.reference_index < 0) m.reference_index = int(i);
+      need = std::max(need, m.algos[i].workspace);
     }
   }
   if (m.reference_index < 0) {  // not ranked, or the search left it out: time it all the same
@@ -321,30 +331,9 @@ bool ConvLibrary::add_layout(Layout layout, const float* x, const float* w, floa
     TUT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(m.w_nhwc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
     TUT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(m.y_nhwc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.k, p.p, p.q));
   }
-  cudnnConvolutionDescriptor_t desc = m.base_desc ? m.base_desc : m.conv_desc;
-  if (m.base_desc) TUT_CUDNN_CHECK(cudnnSetConvolutionMathType(m.base_desc, CUDNN_DEFAULT_MATH));
-  std::size_t search_ws = 0;
-  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
-    std::size_t b = 0;
-    if (m.workspace_of(desc, cudnnConvolutionFwdAlgo_t(a), &b, Layout::Nhwc) && b <= m.workspace_limit) {
-      search_ws = std::max(search_ws, b);
-    }
-  }
-  DeviceBuffer<char> search(search_ws);
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int returned = 0;
-  TUT_CUDNN_CHECK(cudnnSetStream(m.handle, stream));
-  TUT_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(m.handle, m.x_nhwc, x, m.w_nhwc, w, desc, m.y_nhwc, y,
-                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
-                                                         search.data(), search_ws));
-  m.algos_nhwc.clear();
+  m.algos_nhwc = m.search(Layout::Nhwc, x, w, y, stream);
   std::size_t need = m.workspace.size();
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    if (!m.base_desc && perf[i].mathType != CUDNN_FMA_MATH) continue;  // FP32 baselines: FMA only
-    m.algos_nhwc.push_back({perf[i].algo, perf[i].memory, algo_name(perf[i].algo), perf[i].mathType});
-    need = std::max(need, perf[i].memory);
-  }
+  for (const Algo& a : m.algos_nhwc) need = std::max(need, a.workspace);
   if (need > m.workspace.size()) m.workspace = DeviceBuffer<char>(need);
   return !m.algos_nhwc.empty();
 }

@@ -60,7 +60,8 @@ void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, c
 
 template <class Ref>
 VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, const float* out, const Ref* ref,
-                         Match match, std::size_t max_report, const float* bias, const float* residual, Math math) {
+                         Match match, std::size_t max_report, const float* bias, const float* residual, Math math,
+                         double tolerance) {
   const std::size_t crs = std::size_t(p.gemm_k());
   // ||w[k]||_2: each filter is one row of C*R*S floats.
   std::vector<double> w_norm(p.k);
@@ -111,12 +112,14 @@ VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, c
     return named ? "n " + a + ", k " + b + ", p " + c + ", q " + d : a + ", " + b + ", " + c + ", " + d;
   };
   const long long terms = p.gemm_k() + (bias ? 1 : 0) + (residual ? 1 : 0);
-  return verify_elements(std::size_t(p.n) * kpq, math_tolerance(math, terms), match, element, locate, max_report);
+  const double tau = tolerance > 0 ? tolerance : math_tolerance(math, terms);
+  return verify_elements(std::size_t(p.n) * kpq, tau, match, element, locate, max_report);
 }
 
 template VerifyResult verify_conv<float>(const ConvProblem&, const float*, const float*, const float*, const float*,
-                                         Match, std::size_t, const float*, const float*, Math);
+                                         Match, std::size_t, const float*, const float*, Math, double);
 template VerifyResult verify_conv<double>(const ConvProblem&, const float*, const float*, const float*,
-                                          const double*, Match, std::size_t, const float*, const float*, Math);
+                                          const double*, Match, std::size_t, const float*, const float*, Math,
+                                          double);
 
 }  // namespace tut

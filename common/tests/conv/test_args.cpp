@@ -349,4 +349,10 @@ TEST_CASE("conv flags: usage lists every flag and the exit codes") {
   CHECK(contains(t, "TF32's tolerance"));
   CHECK(contains(t, "default math (TF32 allowed)"));
   for (const char* flag : {"--layer", "--shape", "--self-test", "--quick", "--csv"}) CHECK(contains(t, flag));
+  CHECK(contains(t, "x NCHW, w KCRS, y NKPQ"));
+  // A channels-last step (LAYOUT nhwc) names its tensors and says where the copies' time goes.
+  const std::string c = tut::conv_usage("24_x", tut::Math::Tf32, tut::Layout::Nhwc);
+  CHECK(contains(c, "x NHWC, w KRSC, y NPQK"));
+  CHECK(contains(c, "copies' time is reported"));
+  CHECK_FALSE(contains(c, "NCHW, w KCRS"));
 }

@@ -42,6 +42,6 @@ ConvOptions parse_conv_args(int argc, const char* const* argv);
 
 // The --help text. `math`: the step's (a TF32 step is checked against FP32 with TF32's tolerance and
 // timed against cuDNN's default math).
-std::string conv_usage(const std::string& program, Math math = Math::Fp32);
+std::string conv_usage(const std::string& program, Math math = Math::Fp32, Layout layout = Layout::Nchw);
 
 }  // namespace tut

@@ -20,10 +20,11 @@
 
 namespace tut {
 
-// Device pointers a step works on. x, w: the inputs (NCHW, KCRS); y: the output (NKPQ), poisoned
-// with NaN before a checked run, so every element must be written. workspace: scratch memory of
-// the size the step's `workspace_bytes` asked for (null when it asks for none). bias (K floats) and
-// residual (NKPQ, like y): the fused epilogue's extra inputs (chapter 21); null for other steps.
+// Device pointers a step works on. x, w: the inputs (NCHW, KCRS; a step of layout nhwc: NHWC, KRSC);
+// y: the output (NKPQ; nhwc: NPQK), poisoned with NaN before a checked run, so every element must be
+// written. workspace: scratch memory of the size the step's `workspace_bytes` asked for (null when
+// it asks for none). bias (K floats) and residual (NKPQ, like y): the fused epilogue's extra inputs
+// (chapter 21); null for other steps.
 struct ConvArgs {
   const float* x = nullptr;
   const float* w = nullptr;
@@ -46,22 +47,34 @@ enum class ConvEpilogue { None, BiasRelu };
 
 struct ConvStep {
   // What the step is (core/step.hpp), from its CMake line: main.cu passes TUT_THIS_STEP. Its op
-  // says the epilogue (conv or conv_bias_relu). Its math Tf32 (tensor cores, chapter 23) makes the
-  // baselines cuDNN in its default math (TF32 allowed) and the tolerance TF32's
+  // says the epilogue (conv or conv_bias_relu). Its math Tf32 (tensor cores, chapters 23-24) makes
+  // the baselines cuDNN in its default math (TF32 allowed) and the tolerance TF32's
   // (tut/core/verify.hpp); the check is still against true FP32 (cuDNN with FMA math), and the report
-  // adds the difference from cuDNN's TF32 result.
+  // adds the difference from cuDNN's TF32 result. Its layout nhwc (chapter 24) hands the step
+  // channels-last tensors: ConvArgs' x is NHWC, w KRSC and y NPQK.
   StepInfo info;
   ConvLauncher launch;
   ConvWorkspace workspace_bytes = nullptr;
-  bool supports_dilation = true;  // false: a dilated problem is refused (exit 2), its self-test case SKIPs
   // With an epilogue: the unfused pipeline the step is also timed against (a convolution, then a
   // separate epilogue kernel), and its name. It must compute what `launch` computes.
   ConvLauncher unfused = nullptr;
   const char* unfused_name = nullptr;
+  // Null when the step computes p; otherwise one line saying why not, with the valid values
+  // ("3x3 filters at stride 1 (valid: R = S = 3, stride 1:1, dilation 1:1)"). A benchmark of such a
+  // problem exits 2 with it; the self-test reports the case skipped. Null: every problem.
+  const char* (*unsupported)(const ConvProblem& p) = nullptr;
+  // The step's own error bound tau on p, for arithmetic that is not a C*R*S-term dot product
+  // (Winograd's transforms, chapter 22; docs/measuring.md derives it). Null: the math's bound.
+  double (*tolerance)(const ConvProblem& p) = nullptr;
+  // True: the self-test's integer inputs must give the reference's result exactly (any summation
+  // order of small integers is exact). False (transforms with fractions such as 1/6): the integer
+  // cases are checked with the tolerance, like the random ones.
+  bool exact_on_integers = true;
 
   ConvEpilogue epilogue() const {
     return std::strcmp(info.op, "conv_bias_relu") == 0 ? ConvEpilogue::BiasRelu : ConvEpilogue::None;
   }
+  Layout layout() const { return std::strcmp(info.layout, "nhwc") == 0 ? Layout::Nhwc : Layout::Nchw; }
 };
 
 // Parses the flags, checks and times the step against cuDNN, prints the report, appends the CSV

@@ -30,6 +30,9 @@ struct StepInfo {
   // chapter 12). On another GPU the run says so in one line: a self-test is skipped (exit 77), a
   // benchmark exits 3.
   int only_cc = 0;
+  // Where the step's tensors keep their channels (conv: "nchw" or "nhwc", from CMake's LAYOUT); ""
+  // for a family without layouts.
+  const char* layout = "";
 
   bool has_tag(const std::string& tag) const;
 };
@@ -46,8 +49,8 @@ std::string check_declaration(const StepInfo& step, const char* part, std::initi
 
 // The step this binary was built for, from the definitions that tut_add_chapter / tut_add_baseline
 // give its target (TUT_STEP_NAME, TUT_STEP_TITLE, TUT_STEP_PART, TUT_STEP_MATH, TUT_STEP_OP,
-// TUT_STEP_TAGS, TUT_STEP_ONLY_CC). A chapter's main.cu hands it to its family:
+// TUT_STEP_TAGS, TUT_STEP_ONLY_CC, TUT_STEP_LAYOUT). A chapter's main.cu hands it to its family:
 //   return tut::conv_main(argc, argv, {TUT_THIS_STEP, my_launcher});
 #define TUT_THIS_STEP                                                                                          \
   ::tut::StepInfo { TUT_STEP_NAME, TUT_STEP_TITLE, TUT_STEP_PART, TUT_STEP_MATH, TUT_STEP_OP, TUT_STEP_TAGS, \
-                    TUT_STEP_ONLY_CC }
+                    TUT_STEP_ONLY_CC, TUT_STEP_LAYOUT }
