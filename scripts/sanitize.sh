@@ -14,7 +14,7 @@ cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 mkdir -p "$build/sanitize"
 
 failures=0
-while IFS=$'\t' read -r kind part name title binary _source _math _op _tags; do
+while IFS=$'\t' read -r kind part name title binary _source _math _op _tags _layout; do
   [ "$kind" = "chapter" ] || continue   # baselines are the vendor's code
   [ "$only" = all ] || [ "$only" = "$part" ] || continue
   [ -z "$steps" ] || [[ " $steps " == *" $name "* ]] || continue

@@ -53,7 +53,7 @@ namespace ch12 {
 // The block tile: BLOCK_M rows x BLOCK_N columns of C, BLOCK_K of K per stage, STAGES stages. A
 // reader may try STAGES = 3 (less latency hidden), CLUSTER_N = 1 (no multicast: each block
 // fetches all of A's tile itself), CLUSTER_M = 2 (pairs along M share B's tile instead, or as well),
-// GROUP_M or PERSISTENT = 0; the static_asserts keep the rest consistent.
+// GROUP_M, PERSISTENT = 0 or TF32_MAPS = 0; the static_asserts keep the rest consistent.
 constexpr int BLOCK_M = 256;  // = wgmma's N, its largest
 constexpr int BLOCK_N = 128;  // = CONSUMERS x wgmma's M (64)
 constexpr int BLOCK_K = 32;   // 32 floats = 128 bytes: one row of the 128-byte swizzle
@@ -62,6 +62,7 @@ constexpr int CLUSTER_N = 2;   // blocks per cluster side by side along N: they 
 constexpr int CLUSTER_M = 1;   // blocks per cluster stacked along M: they share B's tile
 constexpr int GROUP_M = 8;     // the persistent schedule walks bands of GROUP_M cluster rows (L2 reuse)
 constexpr int PERSISTENT = 1;  // 1: as many clusters as fit walk the units of work; 0: one cluster per unit
+constexpr int TF32_MAPS = 1;   // 1: the TMA rounds to TF32 on the way in; 0: FLOAT32 maps (the tensor cores truncate)
 
 // wgmma.mma_async.m64n256k8.f32.tf32.tf32: D (64 x 256, FP32) += A (64 x 8, registers) x B (8 x 256,
 // shared memory), issued by one warpgroup (4 warps, 128 threads).
@@ -534,7 +535,8 @@ inline CUtensorMap make_tensor_map(const float* X, int rows, int cols, int ld, i
   const cuuint32_t box[2] = {cuuint32_t(box_cols), cuuint32_t(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, 2, const_cast<float*>(X), dims, strides, box,
+      tensor_map_encoder()(&map, TF32_MAPS ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                           const_cast<float*>(X), dims, strides, box,
                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
