@@ -509,6 +509,9 @@ inline bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<
 // a 128 x 128 one for half the mma. The least time wins; ties go to the larger filter tile and to
 // fewer splits.
 constexpr double BLOCK_OVERHEAD_STEPS = 2.0;
+// 1: a K step weighed by the instructions it issues (Shape::issue); 0: by its multiply-adds,
+// BLOCK_M x BLOCK_N, as chapter 20 (and this chapter's first version) did.
+constexpr int WEIGH_BY_ISSUE = 1;
 constexpr double PARTIAL_EFFICIENCY = 0.8;
 // A split's partial result is written and read back: 8 bytes against BLOCK_K = 32 multiply-adds per
 // result and K step. At ~150 TFLOP/s of TF32 (75 T multiply-adds/s) and ~3 TB/s of DRAM, a byte
@@ -602,7 +605,7 @@ inline Plan plan(const tut::ConvProblem& p, bool allow_splits = true) {
       const double rounds = double(b / occ) + std::min(1.0, double(b % occ) / (occ * PARTIAL_EFFICIENCY));
       double time = rounds * (double(steps) + BLOCK_OVERHEAD_STEPS);
       if (splits > 1) time += SPLIT_STEPS * double(units) / (double(d.sms) * occ) + SPLIT_LAUNCH_STEPS;
-      time *= double(occ) * SHAPES[s].issue;
+      time *= double(occ) * (WEIGH_BY_ISSUE ? SHAPES[s].issue : SHAPES[s].block_m * SHAPES[s].block_n);
       if (best_time == 0.0 || time < best_time) {
         best_time = time;
         best.shape = s;
