@@ -37,7 +37,7 @@ gpu-check:
 
 tutorial: gpu-check build
 	$(PYTHON) plots/bench.py --manifest $(BUILD)/chapters.tsv --part $(PART)
-	$(PYTHON) plots/plot.py --csv "$$(cat $(BUILD)/results-csv)" --part $(PART) --readme README.md --chapters-dir chapters
+	$(PYTHON) plots/plot.py --csv "$$(cat $(BUILD)/results-csv)" --part $(PART) --readme README.md --results docs/results.md --chapters-dir chapters
 
 figures: deps
 	$(PYTHON) plots/figures.py

@@ -2,7 +2,7 @@
 """Charts and tables from a results CSV (plots/data/<gpu-slug>.csv), nothing else.
 
     python plots/plot.py --csv plots/data/nvidia-h100-80gb-hbm3.csv [--part gemm|conv|gcn|all] \
-        [--out-dir plots] [--readme README.md] [--chapters-dir chapters]
+        [--out-dir plots] [--readme README.md [--results docs/results.md]] [--chapters-dir chapters]
 
 For each part with rows in the CSV (or the one --part names):
   gemm: <out-dir>/<slug>-gemm-{speedup,sweep,roofline}.png, and -gemm-suite.png (chapter 10's suite of
@@ -13,10 +13,12 @@ For each part with rows in the CSV (or the one --part names):
         roofline}.png and -gemm-tf32-suite.png, README.md's results:gemm-tf32 block (the headline
         table against cuBLAS TF32 with cuBLAS FP32 as the reference, the sweep, the suite);
   conv: <out-dir>/<slug>-conv-{speedup,layers,roofline}.png, README.md's results:conv block;
-        in TF32 (chapter 23): <slug>-conv-tf32-layers.png, README.md's results:conv-tf32 block (per
+        in TF32 (chapters 23-24): <slug>-conv-tf32-layers.png, README.md's results:conv-tf32 block (per
         layer against cuDNN with TF32 allowed, with the geometric mean);
   gcn:  <out-dir>/<slug>-gcn-{speedup,bandwidth,layer}.png (layer: when a step with OP layer or a PyTorch row
         of plots/torch_gcn.py was measured), README.md's results:gcn block.
+With --results, the README.md blocks above go to that file instead, and README.md's results:summary
+block gets one row per part made: its last step against the library at its best.
 Prints the results tables and rewrites the text between the results markers of each measured
 chapter's README.md (a sweep table for a GEMM chapter, a per-layer table for a convolution one,
 the default graph's row for a GCN one). Parts I and II chart FP32 comparisons, Part III FP64 ones;
@@ -60,7 +62,9 @@ def main(argv=None) -> int:
     ap.add_argument("--part", choices=(*results.PARTS, "all"), default="all",
                     help="which part's charts and tables to make (default: every part with rows)")
     ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent), help="where the PNGs go")
-    ap.add_argument("--readme", help="README.md whose results blocks are rewritten")
+    ap.add_argument("--readme", help="README.md whose results blocks are rewritten (with --results: its summary table)")
+    ap.add_argument("--results", help="the file the results blocks go to instead (docs/results.md); README.md then "
+                                      "gets the short table of where each part ends")
     ap.add_argument("--chapters-dir", help="folder of chapter folders whose README results blocks are rewritten")
     args = ap.parse_args(argv)
     try:
@@ -71,7 +75,8 @@ def main(argv=None) -> int:
         metrics_csv = Path(args.csv).with_name(f"{slug}-metrics.csv")
         out = Outputs(Path(args.out_dir), slug, Path(args.csv).name, Path(args.readme) if args.readme else None,
                       results.load(plans_csv) if plans_csv.is_file() else [],
-                      results.load_metrics(metrics_csv) if metrics_csv.is_file() else [])
+                      results.load_metrics(metrics_csv) if metrics_csv.is_file() else [],
+                      Path(args.results) if args.results else None)
         for part in parts:
             rows, own = split_precision(results.of_part(all_rows, part), part)
             if not rows and not own:

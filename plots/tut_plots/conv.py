@@ -204,6 +204,31 @@ def layer_table(latest: dict, bases: dict[str, Baselines], prec: str) -> str:
     return "\n".join(lines)
 
 
+def summary(latest: dict, bases: dict[str, Baselines], prec: str) -> list[str] | None:
+    """README's summary row: per layer, TF32: the last step against the better cuDNN layout; FP32: the
+    fastest plain convolution step (the last applies only where its method does: Winograd, 3x3
+    stride 1) against cuDNN's fastest FMA algorithm."""
+    steps = [c for c in layer_steps(latest, prec) if not is_fused_epilogue(next(r for (s, _), r in latest.items() if s == c))]
+    if not steps:
+        return None
+    last, pairs = steps[-1], {}
+    for layer, b in bases.items():
+        mine = [latest[(c, layer)] for c in (steps if prec == FP32 else [last]) if (c, layer) in latest]
+        if mine and b.main.has:
+            pairs[layer] = ((b.better if prec == TF32 else b.main).ms, min(mine, key=lambda r: r.time_ms_median))
+    step = fmt.label(next(r for (c, _), r in latest.items() if c == last))
+    if prec == FP32 and sum(1 for c, _ in latest if c == last) < len(bases):
+        step += "; on the other layers the fastest earlier step"
+    lib = "cuDNN TF32 allowed, the better of NCHW and NHWC" if prec == TF32 else "cuDNN's fastest FMA algorithm (NCHW)"
+    ratios = {layer: ms / r.time_ms_median for layer, (ms, r) in pairs.items()}
+    if HEADLINE not in ratios:
+        return [step, lib, "–", "–"]
+    low = min(ratios, key=ratios.get)
+    return [step, lib, f"{fmt.pct(ratios[HEADLINE])} at {HEADLINE} (step {pairs[HEADLINE][1].chapter[:2]})",
+            f"{fmt.pct(geomean(list(ratios.values())))} in geometric mean over {len(ratios)} layers "
+            f"(lowest {fmt.pct(ratios[low])}, {low})"]
+
+
 def algo_cell(b) -> str:
     """A library's TFLOP/s at its best, with its algorithm: '70.46 (WINOGRAD_NONFUSED)'."""
     return f"{b.tflops:.2f} ({b.algo or b.family})" if b.has else "–"
@@ -495,6 +520,8 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
         print(fused_table(latest))
     if out.readme:
         out.block(SECTIONS[prec], readme_block(latest, bases, prec, images, out))
+        if row := summary(latest, bases, prec):
+            out.end(SECTIONS[prec], *row)
     order = results.problem_order(latest.values())
     for name in results.step_order(latest.values()) if prec == FP32 else layer_steps(latest, prec):
         mine = [r for r in latest.values() if r.chapter == name]

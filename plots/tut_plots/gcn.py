@@ -331,6 +331,18 @@ def readme_block(problem: str, chapters: list[Row], torch_rows: list[Row], libs:
     ])
 
 
+def summary(head: list[Row], torch_rows: list[Row], problem: str) -> list[str]:
+    """README's summary row: the last chapter (the whole layer, when a step computes it) against its
+    library baseline and the PyTorch rows, and its share of the copy speed over its minimum bytes."""
+    last = ([r for r in head if kind_of(r) == "layer"] or head)[-1]
+    names = {"torch_layer": "PyTorch", "pyg_gcnconv": "PyTorch Geometric"}
+    others = [(names[t.chapter], t.time_ms_median / last.time_ms_median) for t in torch_rows if kind_of(t) == kind_of(last)]
+    lib = last.baseline.split(" (")[0]
+    return [fmt.label(last), ", ".join([lib] + [n for n, _ in others]),
+            ", ".join(f"{x:.2f}× {n}" for n, x in [(lib, last.ratio_to_baseline)] + others) + f" on {problem}",
+            f"{fmt.pct(last.copy_ratio)} of the copy speed over its minimum bytes (one graph)"]
+
+
 def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
     """The Part III charts and tables (FP64, prec); the README block and the chapters' blocks go to
     out. Returns the charts written."""
@@ -348,6 +360,7 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
     print(headline_table(head, torch_rows, out.metrics))
     if out.readme:
         out.block(SECTIONS[prec], readme_block(problem, head, torch_rows, libs, images, out))
+        out.end(SECTIONS[prec], *summary(head, torch_rows, problem))
     for r in head:
         out.chapter([r], chapter_table(r))
     return images

@@ -205,6 +205,20 @@ def suite_table(latest: dict, m: Math) -> str:
     return "\n".join(lines)
 
 
+def summary(head: list[Row], latest: dict, m: Math) -> list[str] | None:
+    """README's summary row of a precision: its last chapter at the headline size and over the suite."""
+    chapters = [r for r in head if r.is_chapter]
+    if not chapters:
+        return None
+    last = chapters[-1]
+    over = "–"
+    if last.chapter in suite_steps(latest):
+        ratios = [latest[(last.chapter, p)].ratio_to_baseline for p in SUITE_NAMES]
+        over = f"{fmt.pct(geomean(ratios))} in geometric mean over the suite of small and odd problems " \
+               f"(lowest {fmt.pct(min(ratios))})"
+    return [fmt.label(last), m.chart_library, f"{fmt.pct(last.ratio_to_baseline)} at {fmt.problem(HEADLINE)}", over]
+
+
 def plans_table(plans: list[Row], chosen: dict[str, str]) -> str:
     """A planning chapter's candidates (--explain) per suite problem: the rule's plan and time, the
     fastest candidate, and the fastest split of each tile shape. chosen: problem -> the plan the
@@ -484,6 +498,8 @@ def outputs(rows: list[Row], prec: str, out: Outputs) -> list[Path]:
             print(table)
     if out.readme:
         out.block(m.section, readme_block(head, m, ref, sweep, suite, images, out))
+        if row := summary(head, latest, m):
+            out.end(m.section, *row)
     for name in sorted({r.chapter for r in latest.values() if r.is_chapter}):
         mine = [r for r in latest.values() if r.chapter == name]
         body = chapter_table(mine, m)

@@ -1,10 +1,13 @@
 """The README blocks: their markers, the text every block opens with, the image links, and the
 rewriting of README.md and the chapters' README.md files.
 
-README.md has one block per family and precision, between `<!-- results:<section>:begin -->` and
-`<!-- results:<section>:end -->` (sections: gemm, gemm-tf32, conv, conv-tf32, gcn); a chapter's
-README.md has one, between `<!-- results:begin -->` and `<!-- results:end -->`. Every block is
-built first (Outputs) and checked against its file's markers before any file is written.
+The results file (docs/results.md; README.md itself when no other is given) has one block per
+family and precision, between `<!-- results:<section>:begin -->` and `<!-- results:<section>:end -->`
+(sections: gemm, gemm-tf32, conv, conv-tf32, gcn); a chapter's README.md has one, between
+`<!-- results:begin -->` and `<!-- results:end -->`. With a results file apart, README.md gets the
+short table of where each part ends, between `<!-- results:summary:begin -->` and its end marker,
+one row per section, each rewritten only by a run that made its section. Every block is built
+first (Outputs) and checked against its file's markers before any file is written.
 """
 from __future__ import annotations
 
@@ -34,6 +37,27 @@ def row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+# The summary table's rows: the section's part as the first cell names it, in this order.
+SUMMARY_PARTS = {"gemm": "I: SGEMM (FP32)", "gemm-tf32": "I: GEMM on the tensor cores (TF32)",
+                 "conv": "II: convolution (FP32)", "conv-tf32": "II: convolution on the tensor cores (TF32)",
+                 "gcn": "III: GCN layer (FP64)"}
+SUMMARY_HEAD = ["part", "its last step", "against, at its best", "at the headline problem", "over the part's problems"]
+
+
+def summary_table(old: str, ends: dict[str, list[str]]) -> str:
+    """The table of where each part ends: the rows of `ends` (section -> the cells after the part's
+    name), the other sections' rows kept from the old table."""
+    rows: dict[str, list[str]] = {}
+    for line in old.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        for section, name in SUMMARY_PARTS.items():
+            if cells[0] == name:
+                rows[section] = cells
+    for section, cells in ends.items():
+        rows[section] = [SUMMARY_PARTS[section], *cells]
+    return "\n".join([row(SUMMARY_HEAD), "|---|---|---|---|---|"] + [row(rows[s]) for s in SUMMARY_PARTS if s in rows])
+
+
 def preamble(r0, rows, what: str) -> str:
     """The sentence every README.md block opens with: the GPU and CUDA of r0, the date of the newest
     of rows, then what was measured and how (what)."""
@@ -55,12 +79,15 @@ class Outputs:
     and the chapters' blocks (chapter), written together at the end (write)."""
 
     def __init__(self, out_dir: Path, slug: str, csv_name: str, readme: Path | None, plans: list,
-                 metrics: list | None = None):
+                 metrics: list | None = None, results_file: Path | None = None):
         self.dir, self.slug, self.csv_name, self.readme = out_dir, slug, csv_name, readme
+        # Where the blocks go: results_file (README.md then gets the summary table), else README.md.
+        self.results_file = results_file
         self.plans = plans  # a planning chapter's candidate rows (<slug>-plans.csv), or []
         self.metrics = metrics or []  # make profile's rows (<slug>-metrics.csv: dicts), or []
         self.blocks: list[tuple[str, str]] = []    # (section, body) for README.md
         self.chapters: list[tuple[str, str]] = []  # (chapter, block) for chapters/<chapter>/README.md
+        self.ends: dict[str, list[str]] = {}       # section -> its row of the summary table
 
     def pngs(self, section: str, *kinds: str) -> list[Path]:
         """The chart files <out-dir>/<slug>-<section>-<kind>.png, the folder made."""
@@ -71,14 +98,20 @@ class Outputs:
         return self.dir / f"{self.slug}-{section}-{kind}.png"
 
     def image_links(self, images: list[Path]) -> list[str]:
-        """A markdown image per chart, its path relative to README.md."""
-        return [f"![{p.stem}]({Path(os.path.relpath(p, self.readme.parent)).as_posix()})" for p in images]
+        """A markdown image per chart, its path relative to the file the blocks go to."""
+        where = (self.results_file or self.readme).parent
+        return [f"![{p.stem}]({Path(os.path.relpath(p, where)).as_posix()})" for p in images]
 
     def generated(self) -> str:
         return generated(self.csv_name)
 
     def block(self, section: str, body: str) -> None:
         self.blocks.append((section, body))
+
+    def end(self, section: str, step: str, library: str, headline: str, overall: str) -> None:
+        """Where a section's part ends: its last step, the library it is compared with, and the step
+        against that library at the headline problem and over the part's problems."""
+        self.ends[section] = [step, library, headline, overall]
 
     def chapter(self, mine: list, body: str) -> None:
         self.chapters.append((mine[0].chapter, chapter_block(mine, self.csv_name, body)))
@@ -87,11 +120,22 @@ class Outputs:
         """README.md's blocks (every one checked before the file is written), then each chapter's
         block where the chapter has a README.md."""
         if self.readme:
-            text = self.readme.read_text()
+            target = self.results_file or self.readme
+            text = target.read_text()
             for section, body in self.blocks:
-                text = replace_between(text, *markers(section), body, str(self.readme))
-            self.readme.write_text(text)
-            print(f"updated {self.readme}")
+                text = replace_between(text, *markers(section), body, str(target))
+            summary = None
+            if self.results_file and self.ends:
+                readme = self.readme.read_text()
+                begin, end = markers("summary")
+                i, j = readme.find(begin), readme.find(end)
+                old = readme[i + len(begin):j] if 0 <= i < j else ""
+                summary = replace_between(readme, begin, end, summary_table(old, self.ends), str(self.readme))
+            target.write_text(text)
+            print(f"updated {target}")
+            if summary is not None:
+                self.readme.write_text(summary)
+                print(f"updated {self.readme}")
         if chapters_dir:
             for name, body in sorted(self.chapters):
                 ch_readme = chapters_dir / name / "README.md"
