@@ -132,4 +132,55 @@ def fragments(path: Path) -> None:
     plt.close(fig)
 
 
-FIGURES = {"fragments.png": fragments}
+# B's tile in shared memory (chapters/11_tensor_core_mma/kernel.cuh): rows of B_LD = 256 floats, a
+# warp's 64 columns = 16 chunks of 4 floats; chunk c of row k stored at slot c ^ swz(k).
+B_CHUNKS = 16      # a warp's WARP_N = 64 columns, in 16-byte chunks
+QUARTER = 8        # the lanes one 16-byte shared-memory wavefront serves (a quarter-warp)
+
+
+def swz(k: int) -> int:
+    return (k & 1) | ((k & 2) << 1)
+
+
+def b_swizzle(path: Path) -> None:
+    """B's fragments: the column permutation (tile j takes column 8g + j for fragment column g, so
+    lane (g, t) needs columns 8g .. 8g + 7 of row t: chunks 2g and 2g + 1) and the swizzle that keeps
+    a quarter-warp's 16-byte loads on 8 different bank groups."""
+    fig, axes = plt.subplots(1, 3, figsize=(19, 4.4), gridspec_kw=dict(width_ratios=[2.9, 1, 1], wspace=0.12))
+    ax = axes[0]
+    cell_grid(ax, 8, 64, "(1) the warp's 64 columns of B: instruction tile j takes\ncolumn 8g + j as its fragment "
+              "column g; lane (g, t) so\nneeds columns 8g .. 8g+7 of rows t and t+4 (colour: g)", fontsize=9)
+    for k in range(8):
+        for n in range(64):
+            ax.add_patch(Rectangle((n, k), 1, 1, fc=GROUP_CMAP(n // 8), ec="white", lw=0.4, alpha=0.9 if k in (0, 4) else 0.3))
+    for n in range(0, 64, 8):
+        ax.annotate(f"g={n // 8}", (n + 4, -0.6), ha="center", fontsize=7)
+    ax.set_xlabel("column n of the warp tile (bright: rows 0 and 4, what lanes (g, t=0) load)", fontsize=8)
+    for ax, swizzled in ((axes[1], False), (axes[2], True)):
+        title = ("(3) stored at slot c ^ swz(k): the same 8 lanes\nhit 8 different bank groups (one wavefront)" if swizzled
+                 else "(2) chunk c of row k at slot c: lanes 0-7 (g = 0, 1;\nt = 0..3) hit bank groups 0 and 2, 4 each")
+        cell_grid(ax, 8, B_CHUNKS, title, fontsize=9)
+        hit = {}
+        for lane in range(QUARTER):  # one LDS.128 of chunk 2g, row t
+            g, t = lane >> 2, lane % 4
+            slot = (2 * g) ^ (swz(t) if swizzled else 0)
+            hit[(slot, t)] = lane
+        for k in range(8):
+            for c in range(B_CHUNKS):
+                slot = c ^ (swz(k) if swizzled else 0)
+                lane = hit.get((slot, k))
+                ax.add_patch(Rectangle((slot, k), 1, 1, fc=GROUP_CMAP(c // 2 % 10) if lane is not None else "#eeeeee",
+                                       ec="white", lw=0.6))
+                ax.annotate(f"{c}" + (f"\nT{lane}" if lane is not None else ""), (slot + 0.5, k + 0.55), ha="center",
+                            va="center", fontsize=6.5)
+        ax.set_xlabel("slot (16 bytes; bank group = slot mod 8)", fontsize=8)
+        ax.set_ylabel("row k", fontsize=8)
+    fig.suptitle("Chapter 11: B's fragments without ldmatrix: permuted columns make each lane's 8 values two "
+                 "consecutive 16-byte chunks;\nthe swizzle swz(k) = (k & 1) | (k & 2) << 1 spreads a quarter-warp's "
+                 "chunks over all 32 banks (cell: the chunk c stored there; Tn: the lane loading it)", fontsize=10.5,
+                 y=0.9)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+FIGURES = {"fragments.png": fragments, "b_swizzle.png": b_swizzle}
