@@ -57,10 +57,13 @@ def test_chapter_10s_figure_runs_the_kernels_rule():
 
 
 def test_the_tensor_core_figures_are_registered_and_render(tmp_path):
-    assert list(figures.FIGURES["11_tensor_core_mma"]) == ["fragments.png"]
-    assert list(figures.FIGURES["12_tma_wgmma"]) == ["swizzle.png"]
+    ch11 = ["fragments.png", "b_swizzle.png"]
+    ch12 = ["swizzle.png", "mbarrier.png", "tensormap.png", "descriptor.png", "accumulator.png", "schedule.png",
+            "timeline.png"]
+    assert list(figures.FIGURES["11_tensor_core_mma"]) == ch11
+    assert list(figures.FIGURES["12_tma_wgmma"]) == ch12
     assert figures.main(["--chapters-dir", str(tmp_path), "--only", "11_tensor_core_mma", "12_tma_wgmma"]) == 0
-    for png in (tmp_path / "11_tensor_core_mma" / "fragments.png", tmp_path / "12_tma_wgmma" / "swizzle.png"):
+    for png in [tmp_path / "11_tensor_core_mma" / f for f in ch11] + [tmp_path / "12_tma_wgmma" / f for f in ch12]:
         assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["11_tensor_core_mma", "12_tma_wgmma"]
 
