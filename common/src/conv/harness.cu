@@ -135,9 +135,13 @@ void check_supported(const ConvStep& step, const ConvProblem& p) {
   if (const char* why = unsupported(step, p)) throw ArgError(std::string(kProblemFlags) + ": " + why);
 }
 
-// The tolerance the step's result is checked with: its own bound, or 0 (its math's; reference.hpp).
+// The tolerance the step's result is checked with: its own bound, or 0 (its math's; reference.hpp);
+// and its norm-wise threshold, or 0 (the same).
 double step_tolerance(const ConvStep& step, const ConvProblem& p) {
   return step.tolerance ? step.tolerance(p) : 0.0;
+}
+double step_norm_tolerance(const ConvStep& step, const ConvProblem& p) {
+  return step.norm_tolerance ? step.norm_tolerance(p) : 0.0;
 }
 
 // x, w, y and (with_reference) the reference's y, plus the step's workspace; a channels-last step's
@@ -287,7 +291,7 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   if (o.verify) {
     const double tau = step_tolerance(step, p);
     vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded, 5, h.bias_or_null(),
-                     h.residual_or_null(), step.info.math, tau);
+                     h.residual_or_null(), step.info.math, tau, step_norm_tolerance(step, p));
     print_check((epilogue ? lib.fused_name() : lib.reference_name()) +
                     (tau > 0 ? ", the step's own tolerance" : tf32 ? ", the TF32 tolerance" : "") +
                     (d.cl ? " (y turned back from NPQK)" : ""),
@@ -580,8 +584,10 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       const Match match = v.match == Match::Exact && !step.exact_on_integers ? Match::Rounded : v.match;
       const double tau = step_tolerance(step, p);
       const VerifyResult vr =
-          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), match, 5, bias, res, step.info.math, tau)
-                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), match, 5, bias, res, step.info.math, tau);
+          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), match, 5, bias, res, step.info.math,
+                              tau, step_norm_tolerance(step, p))
+                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), match, 5, bias, res, step.info.math,
+                              tau, step_norm_tolerance(step, p));
       ok = ok && vr.passed;
       char what[200];
       std::snprintf(what, sizeof what, "%s %-6s", label, v.inputs == Inputs::Random ? "random" : "ints");

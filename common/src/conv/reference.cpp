@@ -61,7 +61,7 @@ void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, c
 template <class Ref>
 VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, const float* out, const Ref* ref,
                          Match match, std::size_t max_report, const float* bias, const float* residual, Math math,
-                         double tolerance) {
+                         double tolerance, double norm_tolerance) {
   const std::size_t crs = std::size_t(p.gemm_k());
   // ||w[k]||_2: each filter is one row of C*R*S floats.
   std::vector<double> w_norm(p.k);
@@ -113,13 +113,13 @@ VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, c
   };
   const long long terms = p.gemm_k() + (bias ? 1 : 0) + (residual ? 1 : 0);
   const double tau = tolerance > 0 ? tolerance : math_tolerance(math, terms);
-  return verify_elements(std::size_t(p.n) * kpq, tau, match, element, locate, max_report);
+  return verify_elements(std::size_t(p.n) * kpq, tau, match, element, locate, max_report, norm_tolerance);
 }
 
 template VerifyResult verify_conv<float>(const ConvProblem&, const float*, const float*, const float*, const float*,
-                                         Match, std::size_t, const float*, const float*, Math, double);
+                                         Match, std::size_t, const float*, const float*, Math, double, double);
 template VerifyResult verify_conv<double>(const ConvProblem&, const float*, const float*, const float*,
                                           const double*, Match, std::size_t, const float*, const float*, Math,
-                                          double);
+                                          double, double);
 
 }  // namespace tut

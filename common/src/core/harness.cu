@@ -254,7 +254,8 @@ void SelfTestTally::report(bool ok, const std::string& what, const VerifyResult&
   if (vr.match == Match::Exact) {
     std::snprintf(detail, sizeof detail, "exact vs %s: %zu of %zu differ", against.c_str(), vr.mismatches, vr.checked);
   } else {
-    std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err, vr.tolerance, against.c_str());
+    std::snprintf(detail, sizeof detail, "rel_err %.2e (tol %.2e) vs %s", vr.rel_err,
+                  vr.norm_tolerance > 0 ? vr.norm_tolerance : vr.tolerance, against.c_str());
   }
   std::printf("%s  %s  %s%s\n", ok ? "PASS" : "FAIL", what.c_str(), detail, notes.c_str());
   if (!vr.passed) std::printf("      %s\n%s", vr.summary().c_str(), vr.details().c_str());

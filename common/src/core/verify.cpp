@@ -57,10 +57,11 @@ bool exact_in_tf32(const float* v, std::size_t n) {
 
 VerifyResult verify_elements(std::size_t count, double tolerance, Match match,
                              const std::function<Element(std::size_t)>& element, const Locate& locate,
-                             std::size_t max_report) {
+                             std::size_t max_report, double norm_tolerance) {
   VerifyResult r;
   r.match = match;
   r.tolerance = tolerance;
+  r.norm_tolerance = norm_tolerance > 0 ? norm_tolerance : tolerance;
   r.checked = count;
   double diff2 = 0, ref2 = 0;
   bool any_err = false;
@@ -95,7 +96,7 @@ VerifyResult verify_elements(std::size_t count, double tolerance, Match match,
   } else {
     r.rel_err = (ref2 > 0) ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
   }
-  const bool norm_ok = (match == Match::Exact) || r.rel_err <= r.tolerance;
+  const bool norm_ok = (match == Match::Exact) || r.rel_err <= r.norm_tolerance;
   r.passed = (r.mismatches == 0) && norm_ok;
   return r;
 }
@@ -107,9 +108,15 @@ std::string VerifyResult::summary() const {
                   "max |err| %.3g at (%s)",
                   passed ? "verified" : "FAILED", mismatches, checked, nonfinite, max_abs_err, max_where.c_str());
   } else {
-    std::snprintf(buf, sizeof buf, "%s: rel_err %.3g (tol %.3g), max |err| %.3g at (%s); %zu of %zu "
+    char tol[64];
+    if (norm_tolerance > 0 && norm_tolerance != tolerance) {
+      std::snprintf(tol, sizeof tol, "tol %.3g; per element %.3g", norm_tolerance, tolerance);
+    } else {
+      std::snprintf(tol, sizeof tol, "tol %.3g", tolerance);
+    }
+    std::snprintf(buf, sizeof buf, "%s: rel_err %.3g (%s), max |err| %.3g at (%s); %zu of %zu "
                   "elements over their bound (%zu not finite)",
-                  passed ? "verified" : "FAILED", rel_err, tolerance, max_abs_err, max_where.c_str(),
+                  passed ? "verified" : "FAILED", rel_err, tol, max_abs_err, max_where.c_str(),
                   mismatches, checked, nonfinite);
   }
   return buf;

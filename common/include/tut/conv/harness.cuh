@@ -70,6 +70,9 @@ struct ConvStep {
   // order of small integers is exact). False (transforms with fractions such as 1/6): the integer
   // cases are checked with the tolerance, like the random ones.
   bool exact_on_integers = true;
+  // With `tolerance`: the threshold of the norm-wise check, where the worst-case bound is far above
+  // the typical error (a model, docs/measuring.md); null: `tolerance` for both checks.
+  double (*norm_tolerance)(const ConvProblem& p) = nullptr;
 
   ConvEpilogue epilogue() const {
     return std::strcmp(info.op, "conv_bias_relu") == 0 ? ConvEpilogue::BiasRelu : ConvEpilogue::None;

@@ -30,10 +30,12 @@ void conv_epilogue_cpu_f64(const ConvProblem& p, double* y, const float* bias, c
 // |residual| and the reduction counts two more terms; ReLU does not enlarge an error.
 // math: the arithmetic `out` was computed in; Math::Tf32 (tensor cores) takes TF32's tolerance for
 // the same reduction length (core/verify.hpp), whatever `ref` was computed in. tolerance > 0: tau
-// itself, for a step whose arithmetic has its own bound (Winograd, chapter 22), instead of the math's.
+// itself, for a step whose arithmetic has its own bound (Winograd, chapter 22), instead of the math's;
+// norm_tolerance > 0: the norm-wise check's threshold (verify_elements).
 template <class Ref>
 VerifyResult verify_conv(const ConvProblem& p, const float* x, const float* w, const float* out, const Ref* ref,
                          Match match, std::size_t max_report = 5, const float* bias = nullptr,
-                         const float* residual = nullptr, Math math = Math::Fp32, double tolerance = 0);
+                         const float* residual = nullptr, Math math = Math::Fp32, double tolerance = 0,
+                         double norm_tolerance = 0);
 
 }  // namespace tut
