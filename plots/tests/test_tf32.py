@@ -231,7 +231,7 @@ def test_tf32_conv_chart_and_table(conv_tree, capsys):
     text = readme.read_text()
     tf32 = section(text, CONV_TF32_BEGIN, CONV_TF32_END)
     assert "the convolution layers in **TF32** on the tensor cores" in tf32
-    assert "in two layouts: NCHW, the steps' own, and NHWC" in tf32
+    assert "in two layouts: NCHW, and NHWC" in tf32 and "each step in the layout it declares" in tf32
     assert "the better of the two layouts is the reference" in tf32
     assert ("| layer | GEMM M×N×K | step 21 | cuDNN TF32 NCHW (algorithm) | cuDNN TF32 NHWC (algorithm) | 21: % of NCHW "
             "| 21: % of the better layout | verified |") in tf32

@@ -438,11 +438,11 @@ def readme_block(latest: dict, bases: dict[str, Baselines], prec: str, images: l
         return "\n".join([
             preamble(newest_first(latest.values())[0], latest.values(),
                      f"the convolution layers in **TF32** on the tensor cores (FP32 tensors, the implicit GEMM's "
-                     f"factors rounded to TF32, sums in FP32), NCHW input, KCRS filter, NKPQ output. The library is "
-                     f"cuDNN with TF32 allowed (its default math: the tensor cores where cuDNN picks them), the fastest "
-                     f"algorithm of its search in two layouts: NCHW, the steps' own, and NHWC (channels last: x NHWC, "
-                     f"w KRSC, y NPQK), the layout its tensor-core kernels prefer, run on copies of the same tensors "
-                     f"made once outside the timed runs (a layer's NHWC result is checked against the FP32 reference "
+                     f"factors rounded to TF32, sums in FP32), each step in the layout it declares: NCHW input, KCRS "
+                     f"filter, NKPQ output, or channels last where its title says NHWC. The library is cuDNN with TF32 "
+                     f"allowed (its default math), the fastest algorithm of its search in two layouts: NCHW, and NHWC "
+                     f"(channels last: x NHWC, w KRSC, y NPQK), the layout its tensor-core kernels prefer, on copies of "
+                     f"the same tensors made once outside the timed runs (a layer's NHWC result is checked against the FP32 reference "
                      f"too). Each is the best median over the {n} or more processes that timed it (a library's time "
                      f"moves between processes; docs/measuring.md); the better of the two layouts is the reference. "
                      f"TFLOP/s counts the direct convolution's 2·N·K·P·Q·C·R·S FLOPs. These rows are in no FP32 table "
@@ -564,7 +564,7 @@ def conv_flops(layer: dict) -> float:
 
 def run(runner: Runner, step: dict, layer: str, extra: list[str]) -> dict | None:
     tag = f"{step['name']:<30} {layer:<16}"
-    row, secs = runner.run(step, layer, tag, ["--layer", layer], extra)
+    row, secs = runner.run(step, layer, tag, ["--layer", layer], extra, refusal="error: --layer/--shape: ")
     if row is None:
         return None
     alt = vs_alt(row)

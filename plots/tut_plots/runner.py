@@ -15,6 +15,7 @@ from . import fmt
 from .results import STEP_COLUMNS, CsvError, fill_steps
 
 NO_GPU = 3
+BAD_ARGS = 2  # a binary's exit code for bad arguments, and for a problem its step does not compute
 
 
 class StepSkipped(Exception):
@@ -136,10 +137,12 @@ class Runner:
         return True
 
     def run(self, step: dict, problem: str | None, tag: str, flags: list[str], extra: list[str],
-            out: Path | None = None, record: bool = True) -> tuple[dict | None, float]:
+            out: Path | None = None, record: bool = True, refusal: str | None = None) -> tuple[dict | None, float]:
         """Runs one step on one problem (None: the binary's default, named in its row); returns its
         CSV row (None when it appended none) and the seconds taken. record: count the run in its
-        library group (top_up)."""
+        library group (top_up). refusal: the start of the error line with which a step says it does
+        not compute the problem (exit 2; chapter 22 computes 3x3 stride-1 layers only): said in one
+        line, not a failure."""
         out = out or self.csv_path
         cmd = [step["binary"], *flags, "--csv", str(out), "--run", self.run_id, *extra]
         self.log.write(f"\n$ {' '.join(cmd)}\n")
@@ -155,6 +158,10 @@ class Runner:
                 why = (p.stderr.strip().splitlines() or ["it does not run on this GPU"])[-1]
                 raise StepSkipped(why.removeprefix("error: "))
             raise SystemExit("error: the GPU disappeared during the benchmark")
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        if p.returncode == BAD_ARGS and refusal and last.startswith(refusal):
+            print(f"  {tag} skipped: {last.removeprefix(refusal)}")
+            return None, 0.0
         rows = read_rows(out) if p.returncode in (0, 1) else []
         row = rows[-1] if len(rows) > before else None  # a row this run appended, never an older one
         if row is None or row["chapter"] != step["name"] or (problem is not None and row["problem"] != problem):

@@ -1,0 +1,801 @@
+// Chapter 22: Winograd convolution (FP32), fused.
+//
+// What changed:  not the implicit GEMM's loop but the arithmetic. A 3x3 filter slid over an
+//                (m+2) x (m+2) input patch gives an m x m output tile; Winograd's minimal filtering
+//                F(m x m, 3 x 3) computes that tile with (m+2)^2 multiplications per channel
+//                instead of 9 m^2: transform the filter (U = G g G^T, once per call, into the
+//                workspace), transform the patch (V = B^T d B), multiply element by element and sum
+//                over the channels (M = sum_c U_c . V_c: (m+2)^2 independent GEMMs, filters x
+//                tiles, each C deep), and transform back (Y = A^T M A). Both F(2x2,3x3) (16
+//                products for 36) and F(4x4,3x3) (36 for 144) are here, as the template parameter M
+//                (TILE chooses which: 4 here; `scripts/variant.sh 22_winograd TILE=2` builds F(2x2)).
+//                The kernel is fused: a block owns BT = 32 output tiles x BK filters; per chunk of
+//                BC = 8 channels it copies the raw patches and the chunk's transformed filter into
+//                shared memory (cp.async, two buffers, the next chunk in flight), transforms the
+//                patches there (one thread per channel x tile), and its 8 warps run the (m+2)^2
+//                small GEMMs on 128 or 144 accumulators per thread. The output transform is the
+//                epilogue: the accumulators go through shared memory so that one thread holds all
+//                (m+2)^2 sums of one (filter, tile), and leave as m x m outputs. Split over the
+//                channels (a second, deterministic summing kernel) when the grid would not fill the
+//                GPU, by chapter 20's rule in units of one chunk.
+// Prediction:    (written before the first measurement) seed_3x3 is 59.2 GFLOP direct. F(4x4,3x3):
+//                36 products per 16 outputs and channel instead of 144: 7.40 G FMA in the
+//                transformed domain (14.8 GFLOP), 0.25 ms at the FMA units' 29.6 T FMA/s (1755 MHz) if
+//                nothing else cost anything; with the input transform (~12% of the FMAs' issue
+//                slots), the barriers between transform and GEMM and the epilogue, ~0.40 ms at 70% of
+//                the FMA rate. F(2x2,3x3): 16 products per 4 outputs (13.2 G FMA), ~0.65 ms. So F(4x4)
+//                ships. Memory: x once from DRAM (103 MB), y once (206 MB), the transformed filter
+//                (1.2 MB) and the patches' halo from L2: ~0.1 ms of DRAM time, hidden under the math.
+//                The non-fused three-kernel version would move V and M through DRAM: 2 x 4 x 36 x C x
+//                tiles bytes (462 MB for V) and 2 x 4 x 36 x K x tiles (924 MB for M) on top: memory
+//                bound at ~0.5 ms of traffic alone.
+// Measured:      (H100, README.md) seed_3x3 in 0.8665 ms: 97.4% of cuDNN's fastest FMA algorithm
+//                in the same process (WINOGRAD_NONFUSED, 0.8436 ms), 1.66x its IMPLICIT_PRECOMP_GEMM,
+//                1.48x chapter 20; F(2x2) 1.197 ms. Faster than cuDNN's fastest on r50_c2_3x3
+//                (1.36x), slower on c3, c4, c5 (0.65-0.69x). Twice the predicted time: the
+//                profiler counts 159.8 M shared-memory wavefronts on seed_3x3, 6,370 per block and
+//                chunk, against 2,304 clocks of FMAs: a 128-bit shared load costs 4 wavefronts (one
+//                per quarter-warp) even when the lanes share addresses, so the 4 x 4 lane tiles
+//                below need 8 wavefronts per 16 FFMAs, twice what the pipe delivers; the FMA pipe
+//                is 36% busy. 8 x 8 lane tiles (9 warps of 2 points each) were measured slower
+//                still (0.997 ms): 168 registers per thread, a third warp on one scheduler, and the
+//                barrier stalls grow (README).
+// Metric:        sm__pipe_fma_cycles_active (the GEMMs) and the barrier stall between transform and
+//                GEMM (smsp__average_warps_issue_stalled_barrier_per_issue_active).
+// Assumes:       3x3 filters, stride 1, dilation 1 (unsupported() refuses anything else); any N, C,
+//                H, W, K and padding; tensors below 2^31 elements; x, w, y need no alignment (the
+//                float4 / float2 output stores need Q % M == 0 and y 16-byte aligned, else scalar).
+//                Workspace: the transformed filter, (m+2)^2 x ceil(C/8)*8 x ceil(K/BK)*BK floats,
+//                plus splits x N*K*P*Q floats when the channels are split. Shared memory (dynamic):
+//                180 KiB (F4) or 128 KiB (F2), one block of 256 threads per SM. Sm_80 or newer
+//                (cp.async).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "tut/conv/harness.cuh"
+#include "tut/core/verify.hpp"
+
+namespace ch22 {
+
+// Which F(m x m, 3 x 3) runs: 4 (faster in geometric mean over the layer table, README) or 2
+// (`scripts/variant.sh 22_winograd TILE=2`: the README's F(2x2) rows).
+constexpr int TILE = 4;
+static_assert(TILE == 2 || TILE == 4, "F(2x2,3x3) or F(4x4,3x3)");
+// 1: a call skips the filter transform when the filter, the problem and the workspace are those of
+// the previous call (weights fixed between calls, as in inference). A measurement variant, not the
+// chapter (`scripts/variant.sh 22_winograd FILTER_ONCE=1`: the README's "filter transformed once"
+// rows): it trusts that nobody rewrote the filter in place between calls.
+constexpr int FILTER_ONCE = 0;
+
+// The block: NUM_WARPS warps; BT output tiles x BK filters (BK per tile size, below); channels in
+// chunks of BC. Each chunk's raw patches are copied and transformed by one thread per (channel,
+// tile) pair, so BC x BT = NUM_THREADS. A reader may try BC = 16 with BT = 16 (twice the filter
+// bytes per multiply-add from L2, half the patch bytes).
+constexpr int WARP_SIZE = 32;
+constexpr int NUM_WARPS = 8;
+constexpr int NUM_THREADS = NUM_WARPS * WARP_SIZE;  // 256
+constexpr int BC = 8;
+constexpr int BT = 32;
+static_assert(BC * BT == NUM_THREADS, "one thread per (channel, tile) pair of a chunk");
+constexpr int VEC = 4;  // floats per 128-bit access
+
+// The (m+2)^2 GEMMs of a chunk are shared by the warps: XI_GROUPS groups of (m+2)^2 / XI_GROUPS
+// transformed-domain points xi, and within a group, K_HALVES warps each take WARP_K = BK /
+// K_HALVES of the block's filters for all BT tiles. The lanes of a warp form LANES_K x LANES_T,
+// lane (lk, lt) holding LK filters x LT tiles of each of its points: filters half*WARP_K + s*16 +
+// lk*4 + e (s < LK/4, e < 4), tiles s*32 + lt*4 + e. A lane's 4 filters (and 4 tiles) are one
+// float4 in shared memory, conflict-free within each quarter-warp; a 128-bit load still costs 4
+// wavefronts (one per quarter-warp), so a lane's 16 FMAs per point and channel cost 8 wavefronts:
+// this loop is bound by shared memory, not by the FMA units (README, "What the profiler says").
+constexpr int XI_GROUPS = 4;
+constexpr int K_HALVES = 2;
+static_assert(XI_GROUPS * K_HALVES == NUM_WARPS, "the warps cover the points x filter halves");
+constexpr int LANES_K = 4;
+constexpr int LANES_T = 8;
+static_assert(LANES_K * LANES_T == WARP_SIZE, "the lanes cover a warp's tile");
+
+template <int M>
+struct Tile {
+  static constexpr int ALPHA = M + 2;             // patch side
+  static constexpr int NXI = ALPHA * ALPHA;       // points of the transformed domain: 16 or 36
+  // Filters per block: 64 for F(2x2), 32 for F(4x4), so that a thread holds 128 or 144
+  // accumulators: NXI x BK x BT / NUM_THREADS (the register file, 64K words per SM, holds one
+  // block's 36 x 32 x 32 = 36,864 sums; F(4x4) cannot have both BK and BT at 64).
+  static constexpr int BK = M == 2 ? 64 : 32;
+  static_assert(BK % (NUM_THREADS / BC) == 0, "the filter transform's blocks tile the padded K");
+  static constexpr int XI_PER_WARP = NXI / XI_GROUPS;  // 4 or 9
+  static constexpr int WARP_K = BK / K_HALVES;         // 32 or 16
+  static constexpr int LK = WARP_K / LANES_K;          // 8 or 4 filters per lane
+  static constexpr int LT = BT / LANES_T;              // 4 tiles per lane
+  static constexpr int SUB_K = LK / VEC;
+  static constexpr int SUB_T = LT / VEC;
+  static_assert(NXI % XI_GROUPS == 0, "the groups share the points evenly");
+  static_assert(LK % VEC == 0 && LT % VEC == 0, "a lane's filters and tiles are whole float4s");
+  static constexpr int ACCS = XI_PER_WARP * LK * LT;  // 128 or 144
+  // Shared memory, in floats. The pipeline: the chunk's transformed filter Us[2][NXI][BC][BK], its
+  // raw patches Ds[2][BC][NXI][BT] (both double-buffered) and its transformed patches
+  // Vs[NXI][BC][BT]. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
+  static constexpr int U_FLOATS = NXI * BC * BK;
+  static constexpr int D_FLOATS = BC * NXI * BT;
+  static constexpr int V_FLOATS = NXI * BC * BT;
+  static constexpr int PIPE_FLOATS = 2 * U_FLOATS + 2 * D_FLOATS + V_FLOATS;
+  static constexpr int M_FLOATS = NXI * BK * BT;
+  static constexpr std::size_t SMEM_BYTES =
+      sizeof(float) * std::size_t(PIPE_FLOATS > M_FLOATS ? PIPE_FLOATS : M_FLOATS);
+  static_assert(U_FLOATS % (VEC * NUM_THREADS) == 0, "the filter copy is whole float4s per thread");
+  static constexpr int U_VECS = U_FLOATS / (VEC * NUM_THREADS);  // 8 or 9 per thread
+  static_assert((BK * BT) % NUM_THREADS == 0, "the epilogue's (filter, tile) pairs split evenly");
+  static constexpr int OUTS = BK * BT / NUM_THREADS;  // 8 or 4 (filter, tile) pairs per thread
+  // Transform depths for the error bound (docs/measuring.md): the longest sum of a 1-D input
+  // transform row (B^T) and of a 1-D output transform row (A^T), in terms.
+  static constexpr int IN_TERMS = M == 2 ? 2 : 4;
+  static constexpr int OUT_TERMS = M == 2 ? 3 : 5;
+};
+
+// ---- The transforms ------------------------------------------------------------------------------
+// 1-D, for the points 0, 1, -1 (F(2,3)) and 0, 1, -1, 2, -2 (F(4,3)), plus infinity. Checked by hand in
+// the README: F(2,3) of d = (1, 2, 3, 4), g = (2, 1, -1) gives (1, 3).
+//   input  v = B^T d    filter  u = G g    output  y = A^T m
+// F(2,3):
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]   G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+//   A^T = [1 1 1 0; 0 1 -1 -1]
+__host__ __device__ __forceinline__ void input_1d(const float (&d)[4], float (&v)[4]) {
+  v[0] = d[0] - d[2];
+  v[1] = d[1] + d[2];
+  v[2] = d[2] - d[1];
+  v[3] = d[1] - d[3];
+}
+__host__ __device__ __forceinline__ void filter_1d(const double (&g)[3], double (&u)[4]) {
+  u[0] = g[0];
+  u[1] = 0.5 * (g[0] + g[1] + g[2]);
+  u[2] = 0.5 * (g[0] - g[1] + g[2]);
+  u[3] = g[2];
+}
+__host__ __device__ __forceinline__ void output_1d(const float (&m)[4], float (&y)[2]) {
+  y[0] = m[0] + m[1] + m[2];
+  y[1] = m[1] - m[2] - m[3];
+}
+// F(4,3):
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// (sums shared between rows computed once: 12 adds and 6 multiply-adds for B^T d).
+__host__ __device__ __forceinline__ void input_1d(const float (&d)[6], float (&v)[6]) {
+  const float s12 = d[1] + d[2], s34 = d[3] + d[4];
+  const float d12 = d[1] - d[2], d43 = d[4] - d[3];
+  const float d42 = d[4] - d[2], d31 = d[3] - d[1];
+  v[0] = fmaf(4.0f, d[0], fmaf(-5.0f, d[2], d[4]));
+  v[1] = fmaf(-4.0f, s12, s34);
+  v[2] = fmaf(4.0f, d12, d43);
+  v[3] = fmaf(2.0f, d31, d42);
+  v[4] = fmaf(-2.0f, d31, d42);
+  v[5] = fmaf(4.0f, d[1], fmaf(-5.0f, d[3], d[5]));
+}
+__host__ __device__ __forceinline__ void filter_1d(const double (&g)[3], double (&u)[6]) {
+  u[0] = g[0] / 4;
+  u[1] = -(g[0] + g[1] + g[2]) / 6;
+  u[2] = -(g[0] - g[1] + g[2]) / 6;
+  u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
+  u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
+  u[5] = g[2];
+}
+__host__ __device__ __forceinline__ void output_1d(const float (&m)[6], float (&y)[4]) {
+  const float s12 = m[1] + m[2], d12 = m[1] - m[2];
+  const float s34 = m[3] + m[4], d34 = m[3] - m[4];
+  y[0] = m[0] + s12 + s34;
+  y[1] = fmaf(2.0f, d34, d12);
+  y[2] = fmaf(4.0f, s34, s12);
+  y[3] = fmaf(8.0f, d34, d12) + m[5];
+}
+
+// 2-D by nesting: the 1-D transform down every column, then along every row.
+//   V = B^T d B:  t = B^T d (columns), V[i][.] = B^T t[i][.] (rows)
+template <int A>
+__device__ __forceinline__ void input_2d(float (&d)[A][A]) {  // in place
+#pragma unroll
+  for (int j = 0; j < A; ++j) {
+    float col[A], out[A];
+#pragma unroll
+    for (int i = 0; i < A; ++i) col[i] = d[i][j];
+    input_1d(col, out);
+#pragma unroll
+    for (int i = 0; i < A; ++i) d[i][j] = out[i];
+  }
+#pragma unroll
+  for (int i = 0; i < A; ++i) {
+    float out[A];
+    input_1d(d[i], out);
+#pragma unroll
+    for (int j = 0; j < A; ++j) d[i][j] = out[j];
+  }
+}
+//   Y = A^T m A:  t = A^T m (columns; M rows), Y[i][.] = A^T t[i][.] (rows)
+template <int M, int A>
+__device__ __forceinline__ void output_2d(const float (&m)[A][A], float (&y)[M][M]) {
+  float t[M][A];
+#pragma unroll
+  for (int j = 0; j < A; ++j) {
+    float col[A], out[M];
+#pragma unroll
+    for (int i = 0; i < A; ++i) col[i] = m[i][j];
+    output_1d(col, out);
+#pragma unroll
+    for (int i = 0; i < M; ++i) t[i][j] = out[i];
+  }
+#pragma unroll
+  for (int i = 0; i < M; ++i) output_1d(t[i], y[i]);
+}
+
+// ---- Kernel 1: the filter transform, U[xi][c][k] = (G g[k][c] G^T)[xi] ----------------------------
+// In float64, rounded once to FP32 (error <= u |U|: the bound below counts it as one rounding). The
+// layout puts a chunk's BC channels x BK filters of one point in one contiguous run of floats, so the
+// fused kernel copies them with 16-byte cp.async and no bounds test: C is padded to cp (a multiple of
+// BC) and K to kp (a multiple of BK, itself a multiple of FT_K) with zeros. A block transforms FT_K
+// filters x BC channels: it stages their 9 taps each in shared memory (each filter's BC x 9 taps are
+// contiguous in KCRS: coalesced loads), then thread (k, c) transforms one 3x3 filter, and
+// consecutive threads store consecutive filters of each point (coalesced stores).
+constexpr int FT_K = NUM_THREADS / BC;  // 32
+template <int M>
+__global__ void __launch_bounds__(NUM_THREADS)
+    filter_transform_kernel(const float* __restrict__ w, float* __restrict__ u, int k_count, int c_count, int kp,
+                            int cp) {
+  constexpr int A = M + 2;
+  constexpr int TAPS = BC * 9;  // a filter's taps of the block's channels
+  __shared__ float ws[FT_K * TAPS];
+  const int k0 = int(blockIdx.x) * FT_K, c0 = int(blockIdx.y) * BC;
+  for (int i = int(threadIdx.x); i < FT_K * TAPS; i += NUM_THREADS) {
+    const int kk = i / TAPS, tap = i % TAPS;
+    const bool in = k0 + kk < k_count && c0 * 9 + tap < c_count * 9;
+    ws[i] = in ? w[(std::size_t(k0 + kk) * c_count + c0) * 9 + tap] : 0.0f;
+  }
+  __syncthreads();
+  const int kk = int(threadIdx.x) % FT_K, cc = int(threadIdx.x) / FT_K;
+  double g[3][3];
+#pragma unroll
+  for (int r = 0; r < 3; ++r)
+#pragma unroll
+    for (int s = 0; s < 3; ++s) g[r][s] = double(ws[kk * TAPS + cc * 9 + r * 3 + s]);
+  double t[A][3];  // G g, column by column
+#pragma unroll
+  for (int s = 0; s < 3; ++s) {
+    const double col[3] = {g[0][s], g[1][s], g[2][s]};
+    double out[A];
+    filter_1d(col, out);
+#pragma unroll
+    for (int i = 0; i < A; ++i) t[i][s] = out[i];
+  }
+  float* dst = u + std::size_t(c0 + cc) * kp + k0 + kk;
+#pragma unroll
+  for (int i = 0; i < A; ++i) {
+    const double row[3] = {t[i][0], t[i][1], t[i][2]};
+    double out[A];
+    filter_1d(row, out);
+#pragma unroll
+    for (int j = 0; j < A; ++j) dst[std::size_t(i * A + j) * cp * kp] = float(out[j]);
+  }
+}
+
+// ---- Kernel 2: the fused Winograd convolution ---------------------------------------------------
+
+// cp.async (sm_80+): global to shared memory without registers; `bytes` = 0 writes zeros (the
+// padding). `src` must be a valid address even then.
+__device__ __forceinline__ void cp_async16(float* dst, const float* src) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+}
+__device__ __forceinline__ void cp_async4(float* dst, const float* src, int bytes) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+// The problem as the kernel reads it (kernel parameters live in the constant bank).
+struct Geometry {
+  int c, h, w, k, p, q, pad_h, pad_w;
+  int tiles_w, tiles_per_image, tiles;  // output tiles: per row, per image, in all (N x per image)
+  int cp, kp;                           // the transformed filter's padded C and K
+  int chunks;                           // ceil(C / BC)
+  int chunks_per_split;                 // chunks of one block (blockIdx.z: which split)
+};
+
+// A thread's output tile: image, and the patch's top-left input pixel (may lie in the padding).
+struct TileCoord {
+  int n, p0, q0;
+};
+template <int M>
+__device__ __forceinline__ TileCoord tile_coord(const Geometry& g, int tile) {
+  const int n = tile / g.tiles_per_image;
+  const int rem = tile - n * g.tiles_per_image;
+  const int th = rem / g.tiles_w;
+  return {n, th * M, (rem - th * g.tiles_w) * M};
+}
+
+template <int M>
+__global__ void __launch_bounds__(NUM_THREADS, 1)
+    winograd_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ u,
+                    float* __restrict__ out, std::size_t split_stride, bool vec_y) {
+  using T = Tile<M>;
+  constexpr int A = T::ALPHA;
+  constexpr int NXI = T::NXI;
+  constexpr int BK = T::BK;
+  extern __shared__ __align__(16) float smem[];
+  float* const Us = smem;                      // [2][NXI][BC][BK]
+  float* const Ds = Us + 2 * T::U_FLOATS;      // [2][BC][NXI][BT]
+  float* const Vs = Ds + 2 * T::D_FLOATS;      // [NXI][BC][BT]
+
+  const int tid = int(threadIdx.x);
+  const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
+  // Block b takes filter block b % k_blocks of tile block b / k_blocks: the blocks that run at the
+  // same time share their input patches (through L2), and the grid has no 65535 limit.
+  const int k_blocks = g.kp / BK;
+  const int tile0 = int(blockIdx.x) / k_blocks * BT;
+  const int k0 = int(blockIdx.x) % k_blocks * BK;
+  const int chunk_begin = int(blockIdx.z) * g.chunks_per_split;
+  const int chunk_end = min(g.chunks, chunk_begin + g.chunks_per_split);
+  out += blockIdx.z * split_stride;  // this split's partial y (split_stride 0: y itself)
+
+  // The copy and the input transform: thread tid owns channel tc of every chunk and tile tt of the
+  // block. Which of its patch's rows and columns lie inside the image, as bit masks (a tile past
+  // the last one has none: its patch reads zeros), and the columns themselves (0 for one outside:
+  // every address stays inside x, even those that cp.async reads 0 bytes of).
+  const int tc = tid / BT, tt = tid % BT;
+  unsigned row_in = 0, col_in = 0;
+  int col_off[A];
+  std::int64_t x_origin = 0;  // x offset of (n, channel 0, patch row 0, column 0)
+  {
+    const int tile = tile0 + tt;
+    TileCoord tcrd{0, 0, 0};
+    if (tile < g.tiles) tcrd = tile_coord<M>(g, tile);
+    const int h0 = tcrd.p0 - g.pad_h, w0 = tcrd.q0 - g.pad_w;
+#pragma unroll
+    for (int i = 0; i < A; ++i) {
+      const bool row = tile < g.tiles && unsigned(h0 + i) < unsigned(g.h);
+      const bool col = tile < g.tiles && unsigned(w0 + i) < unsigned(g.w);
+      row_in |= unsigned(row) << i;
+      col_in |= unsigned(col) << i;
+      col_off[i] = col ? w0 + i : 0;
+    }
+    x_origin = (std::int64_t(tcrd.n) * g.c * g.h + h0) * g.w;
+  }
+  const std::int64_t plane = std::int64_t(g.h) * g.w;
+
+  // The transformed filter's copy: float4 number tid + v * NUM_THREADS of the chunk's NXI x BC x BK
+  // floats, for v < U_VECS. NUM_THREADS is a multiple of a point's BC x BK / 4 float4s, so the
+  // thread's channel and filters are the same for every v, and its point advances by U_XI_STEP.
+  constexpr int ROW_VECS = BK / VEC;  // float4s per (point, channel) row of BK filters
+  static_assert(NUM_THREADS % (BC * ROW_VECS) == 0, "a thread keeps its channel and filters");
+  constexpr int U_XI_STEP = NUM_THREADS / (BC * ROW_VECS);  // 4 (F4) or 2 (F2)
+  const int u_xi = tid / (BC * ROW_VECS), u_c = tid % (BC * ROW_VECS) / ROW_VECS, u_k = tid % ROW_VECS * VEC;
+  const float* const u_thread = u + (std::size_t(u_xi) * g.cp + u_c) * g.kp + k0 + u_k;
+  const std::size_t u_step = std::size_t(U_XI_STEP) * g.cp * g.kp;
+  const int us_thread = (u_xi * BC + u_c) * BK + u_k;
+
+  // Issues part `part` (0 <= part < BC) of the copies of chunk `chunk` into buffer `buf`: row
+  // `part` of this thread's raw patch (A floats; zeros outside the image or past C), and the
+  // float4s v = part, part + BC, ... of its U_VECS of the chunk's transformed filter. The GEMMs of
+  // the previous chunk issue one part per channel step (multiply(), below), so that the copies'
+  // many small requests share the load/store unit with the GEMMs' shared loads instead of
+  // queueing up alone between two barriers; the last part commits the chunk's group.
+  static_assert(A <= BC, "one patch row per part");
+  auto issue_part = [&](int chunk, int buf, int part) {
+    if (part < A) {
+      const int c = chunk * BC + tc;
+      const bool row_ok = c < g.c && ((row_in >> part) & 1u) != 0;
+      const float* row = row_ok ? x + (x_origin + std::int64_t(c) * plane + std::int64_t(part) * g.w) : x;
+      float* d = Ds + buf * T::D_FLOATS + (tc * NXI + part * A) * BT + tt;  // Ds[buf][tc][part][j][tt]
+#pragma unroll
+      for (int j = 0; j < A; ++j) {
+        const bool in = row_ok && ((col_in >> j) & 1u) != 0;
+        cp_async4(d + j * BT, row + col_off[j], in ? 4 : 0);
+      }
+    }
+    const float* src = u_thread + std::size_t(chunk) * BC * g.kp;
+    for (int v = part; v < T::U_VECS; v += BC) {
+      cp_async16(Us + buf * T::U_FLOATS + us_thread + v * U_XI_STEP * BC * BK, src + v * u_step);
+    }
+    if (part == BC - 1) cp_async_commit();
+  };
+
+  // V = B^T d B of this thread's patch, from Ds[buf] into Vs[xi][tc][tt].
+  auto transform_patch = [&](int buf) {
+    const float* d = Ds + buf * T::D_FLOATS + tc * NXI * BT + tt;
+    float v[A][A];
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+#pragma unroll
+      for (int j = 0; j < A; ++j) v[i][j] = d[(i * A + j) * BT];
+    input_2d<A>(v);
+    float* vs = Vs + tc * BT + tt;
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+#pragma unroll
+      for (int j = 0; j < A; ++j) vs[(i * A + j) * BC * BT] = v[i][j];
+  };
+
+  // The GEMMs: acc[x][i][j] += U[xi][c][filter i] * V[xi][c][tile j] over the chunk's channels, for
+  // this warp's XI_PER_WARP points xi = group * XI_PER_WARP + x.
+  const int group = warp / K_HALVES, half = warp % K_HALVES;
+  const int lane_k = lane / LANES_T, lane_t = lane % LANES_T;
+  float acc[T::XI_PER_WARP][T::LK][T::LT];
+#pragma unroll
+  for (int x_ = 0; x_ < T::XI_PER_WARP; ++x_)
+#pragma unroll
+    for (int i = 0; i < T::LK; ++i)
+#pragma unroll
+      for (int j = 0; j < T::LT; ++j) acc[x_][i][j] = 0.0f;
+  const int u_lane = group * T::XI_PER_WARP * BC * BK + half * T::WARP_K + lane_k * VEC;
+  const int v_lane = group * T::XI_PER_WARP * BC * BT + lane_t * VEC;
+  // next >= 0: the chunk whose copies to issue meanwhile, into buffer buf ^ 1.
+  auto multiply = [&](int buf, int next) {
+    const float* us = Us + buf * T::U_FLOATS + u_lane;
+    const float* vs = Vs + v_lane;
+#pragma unroll 1
+    for (int c = 0; c < BC; ++c) {
+      if (next >= 0) issue_part(next, buf ^ 1, c);
+#pragma unroll
+      for (int x_ = 0; x_ < T::XI_PER_WARP; ++x_) {
+        float a[T::LK], b[T::LT];
+#pragma unroll
+        for (int s = 0; s < T::SUB_K; ++s) {
+          const float4 f = *reinterpret_cast<const float4*>(us + (x_ * BC + c) * BK + s * LANES_K * VEC);
+          a[s * VEC + 0] = f.x, a[s * VEC + 1] = f.y, a[s * VEC + 2] = f.z, a[s * VEC + 3] = f.w;
+        }
+#pragma unroll
+        for (int s = 0; s < T::SUB_T; ++s) {
+          const float4 f = *reinterpret_cast<const float4*>(vs + (x_ * BC + c) * BT + s * LANES_T * VEC);
+          b[s * VEC + 0] = f.x, b[s * VEC + 1] = f.y, b[s * VEC + 2] = f.z, b[s * VEC + 3] = f.w;
+        }
+#pragma unroll
+        for (int i = 0; i < T::LK; ++i)
+#pragma unroll
+          for (int j = 0; j < T::LT; ++j) acc[x_][i][j] = fmaf(a[i], b[j], acc[x_][i][j]);
+      }
+    }
+  };
+
+  // The chunk loop. At the top of iteration ch only chunk ch's copies are in flight; after the wait
+  // and the barrier they are visible to all, and every warp is done with chunk ch - 1 (so buffer
+  // buf ^ 1 and Vs are free). Chunk ch + 1's copies are issued during chunk ch's GEMMs.
+  if (chunk_begin < chunk_end) {
+    for (int part = 0; part < BC; ++part) issue_part(chunk_begin, 0, part);
+  }
+  for (int ch = chunk_begin; ch < chunk_end; ++ch) {
+    const int buf = (ch - chunk_begin) & 1;
+    cp_async_wait_all();
+    __syncthreads();
+    transform_patch(buf);
+    __syncthreads();
+    multiply(buf, ch + 1 < chunk_end ? ch + 1 : -1);
+  }
+
+  // Epilogue. The (m+2)^2 sums of one (filter, tile) are spread over XI_GROUPS warps: they meet in
+  // shared memory, Ms[xi][filter][tile] (over the pipeline's buffers, free after the barrier), and
+  // each thread then transforms whole (filter, tile) pairs: Y = A^T M A.
+  __syncthreads();
+  float* const Ms = smem;
+#pragma unroll
+  for (int x_ = 0; x_ < T::XI_PER_WARP; ++x_) {
+    const int xi = group * T::XI_PER_WARP + x_;
+#pragma unroll
+    for (int i = 0; i < T::LK; ++i) {
+      const int kk = half * T::WARP_K + (i / VEC) * LANES_K * VEC + lane_k * VEC + i % VEC;
+#pragma unroll
+      for (int s = 0; s < T::SUB_T; ++s) {
+        *reinterpret_cast<float4*>(Ms + (xi * BK + kk) * BT + s * LANES_T * VEC + lane_t * VEC) =
+            make_float4(acc[x_][i][s * VEC], acc[x_][i][s * VEC + 1], acc[x_][i][s * VEC + 2], acc[x_][i][s * VEC + 3]);
+      }
+    }
+  }
+  __syncthreads();
+
+  // Pairs tid + o * NUM_THREADS: tile tid % BT (the same for every o, NUM_THREADS being a multiple
+  // of BT), filter tid / BT + o * NUM_THREADS / BT. Lanes take consecutive tiles: conflict-free reads.
+  const int t_out = tid % BT;
+  const int tile = tile0 + t_out;
+  if (tile >= g.tiles) return;
+  const TileCoord tcrd = tile_coord<M>(g, tile);
+  // An output whose 3x3 window lies wholly in the padding is exactly zero; the transforms would
+  // leave rounding residue of the neighbouring pixels there, so it is written as 0 (only possible
+  // with a padding of 3 or more).
+  bool row_live[M], col_live[M];
+#pragma unroll
+  for (int i = 0; i < M; ++i) {
+    const int pr = tcrd.p0 + i - g.pad_h, qc = tcrd.q0 + i - g.pad_w;
+    row_live[i] = pr + 2 >= 0 && pr < g.h;
+    col_live[i] = qc + 2 >= 0 && qc < g.w;
+  }
+#pragma unroll 1
+  for (int o = 0; o < T::OUTS; ++o) {
+    const int kk = tid / BT + o * (NUM_THREADS / BT);
+    const int k = k0 + kk;
+    if (k >= g.k) break;
+    float m[A][A];
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+#pragma unroll
+      for (int j = 0; j < A; ++j) m[i][j] = Ms[((i * A + j) * BK + kk) * BT + t_out];
+    float y[M][M];
+    output_2d<M, A>(m, y);
+    float* dst = out + ((std::size_t(tcrd.n) * g.k + k) * g.p + tcrd.p0) * g.q + tcrd.q0;
+#pragma unroll
+    for (int i = 0; i < M; ++i) {
+      if (tcrd.p0 + i >= g.p) break;
+      float row[M];
+#pragma unroll
+      for (int j = 0; j < M; ++j) row[j] = row_live[i] && col_live[j] ? y[i][j] : 0.0f;
+      if (vec_y) {  // Q % M == 0: the tile's row is whole and aligned
+        if constexpr (M == 4) {
+          *reinterpret_cast<float4*>(dst + std::size_t(i) * g.q) = make_float4(row[0], row[1], row[2], row[3]);
+        } else {
+          *reinterpret_cast<float2*>(dst + std::size_t(i) * g.q) = make_float2(row[0], row[1]);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < M; ++j) {
+          if (tcrd.q0 + j < g.q) dst[std::size_t(i) * g.q + j] = row[j];
+        }
+      }
+    }
+  }
+}
+
+// Split over the channels: the partial outputs of the splits, summed in a fixed order (the same
+// bits every run; no atomics), VEC consecutive outputs per thread, float4 when vec.
+__global__ void __launch_bounds__(NUM_THREADS)
+    sum_splits_kernel(const float* __restrict__ part, float* __restrict__ y, int count, int splits, bool vec) {
+  const int i0 = (int(blockIdx.x) * NUM_THREADS + int(threadIdx.x)) * VEC;
+  if (i0 >= count) return;
+  if (vec) {
+    float4 sum = *reinterpret_cast<const float4*>(&part[i0]);
+    for (int s = 1; s < splits; ++s) {
+      const float4 v = *reinterpret_cast<const float4*>(&part[std::size_t(s) * count + i0]);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    *reinterpret_cast<float4*>(&y[i0]) = sum;
+  } else {
+    for (int i = i0; i < min(i0 + VEC, count); ++i) {
+      float sum = part[i];
+      for (int s = 1; s < splits; ++s) sum += part[std::size_t(s) * count + i];
+      y[i] = sum;
+    }
+  }
+}
+
+// ---- Host side -------------------------------------------------------------------------------------
+
+inline const char* unsupported(const tut::ConvProblem& p) {
+  if (p.r != 3 || p.s != 3 || p.stride_h != 1 || p.stride_w != 1 || p.dil_h != 1 || p.dil_w != 1) {
+    return "22_winograd computes 3x3 filters at stride 1 and dilation 1 (valid: R = S = 3, stride 1:1, "
+           "dilation 1:1)";
+  }
+  return nullptr;
+}
+
+// The error bound (docs/measuring.md, "Winograd's error"): for output (i, j) of a tile,
+//   |y^ - y| <= gamma_{C + t} h_i h_j ||w[k]||_2 ||D||_2,   h_i = sum_xi |A[xi][i]| ||G[xi][:]||_2 ||B[:][xi]||_2
+// with D the tile's C x (m+2)^2 input patch and t = 1 + 2 IN_TERMS + 2 OUT_TERMS the transforms'
+// depth; ||D|| <= rho ||x_col(:, j)|| with rho = 3 (m+2) for inputs of magnitude 1 to 3 (the
+// self-test's integers) whenever the window holds one pixel of the image. The reference's own
+// rounding, 2 gamma_{9C+2}, is added. h_max^2 is computed here from the matrices above.
+template <int M>
+double transform_gain() {
+  constexpr int A = M + 2;
+  double h_max = 0;
+  for (int i = 0; i < M; ++i) {
+    double h = 0;
+    for (int xi = 0; xi < A; ++xi) {
+      // Column xi of A^T, B^T and G, by transforming the unit vectors.
+      double gcol[A][3] = {}, bcol[A] = {}, acol[M] = {};
+      for (int r = 0; r < 3; ++r) {
+        double e[3] = {}, uu[A];
+        e[r] = 1;
+        filter_1d(e, uu);
+        for (int a = 0; a < A; ++a) gcol[a][r] = uu[a];
+      }
+      float ein[A] = {}, vv[A];
+      for (int l = 0; l < A; ++l) {  // row xi of B^T: (B^T e_l)[xi] over l
+        for (int a = 0; a < A; ++a) ein[a] = a == l ? 1.0f : 0.0f;
+        input_1d(ein, vv);
+        bcol[l] = double(vv[xi]);
+      }
+      float em[A] = {};
+      em[xi] = 1.0f;
+      float yy[M];
+      output_1d(em, yy);
+      for (int a = 0; a < M; ++a) acol[a] = double(yy[a]);
+      double gn = 0, bn = 0;
+      for (int r = 0; r < 3; ++r) gn += gcol[xi][r] * gcol[xi][r];
+      for (int l = 0; l < A; ++l) bn += bcol[l] * bcol[l];
+      h += std::fabs(acol[i]) * std::sqrt(gn) * std::sqrt(bn);
+    }
+    h_max = std::max(h_max, h);
+  }
+  return h_max * h_max;
+}
+
+inline double tolerance(const tut::ConvProblem& p) {
+  const int m = TILE;
+  const int t = 1 + 2 * (m == 2 ? Tile<2>::IN_TERMS : Tile<4>::IN_TERMS) +
+                2 * (m == 2 ? Tile<2>::OUT_TERMS : Tile<4>::OUT_TERMS);
+  const double nu = double(p.c + t) * 0x1p-24;
+  const double gamma = nu / (1.0 - nu);
+  const double rho = 3.0 * (m + 2);
+  const double gain = m == 2 ? transform_gain<2>() : transform_gain<4>();
+  return rho * gamma * gain + tut::reduction_tolerance(9LL * p.c);
+}
+
+// The norm-wise threshold: a model of the typical error, not a bound (docs/measuring.md, "Winograd's
+// error"). Random-signed roundings add like a random walk, and the transforms scale the error of the
+// transformed domain by about h_max (not its square, which only aligned signs reach); the reference
+// adds its own sqrt(9C)-term walk. 64 times u (h_max + sqrt(9C)) leaves a wide margin above the
+// errors the runs measure, and stays far below what a lost chunk of channels or a wrong index costs.
+inline double norm_tolerance(const tut::ConvProblem& p) {
+  const double h_max = std::sqrt(TILE == 2 ? transform_gain<2>() : transform_gain<4>());
+  return 64.0 * 0x1p-24 * (h_max + std::sqrt(9.0 * p.c));
+}
+
+// ---- The plan: how many channel splits ------------------------------------------------------------
+// As chapter 20's tile rule, in units of one chunk (BC channels) of one block: a launch of
+// units = blocks x S runs ceil(units / (SMs x occ)) rounds of ceil(chunks / S) + OVERHEAD_CHUNKS
+// (the first copy and the epilogue, which nothing overlaps). A split adds the partial outputs'
+// traffic (written and read back: 8 bytes per output and split) at DRAM_BYTES_PER_SM_CLOCK, over
+// a chunk's clocks (its multiply-adds at 128 per clock per SM), plus one chunk for the second launch.
+constexpr int MAX_SPLITS = 16;
+constexpr double OVERHEAD_CHUNKS = 2.0;
+constexpr double DRAM_BYTES_PER_SM_CLOCK = 14.0;  // ~3.3 TB/s over 132 SMs at ~1.75 GHz
+constexpr double FMA_PER_SM_CLOCK = 128.0;
+
+struct Plan {
+  int m = TILE;
+  int splits = 1;
+  int chunks_per_split = 1;
+};
+
+struct DeviceFacts {
+  int sms = 0;
+  int occ[2] = {1, 1};  // blocks per SM of the F(2x2) and F(4x4) kernels
+};
+inline const DeviceFacts& device_facts() {
+  static int cached_device = -1;
+  static DeviceFacts facts;
+  int device = 0;
+  TUT_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != cached_device) {
+    TUT_CUDA_CHECK(cudaDeviceGetAttribute(&facts.sms, cudaDevAttrMultiProcessorCount, device));
+    TUT_CUDA_CHECK(cudaFuncSetAttribute(winograd_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(Tile<2>::SMEM_BYTES)));
+    TUT_CUDA_CHECK(cudaFuncSetAttribute(winograd_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        int(Tile<4>::SMEM_BYTES)));
+    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[0], winograd_kernel<2>, NUM_THREADS,
+                                                                 Tile<2>::SMEM_BYTES));
+    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[1], winograd_kernel<4>, NUM_THREADS,
+                                                                 Tile<4>::SMEM_BYTES));
+    facts.occ[0] = std::max(facts.occ[0], 1);
+    facts.occ[1] = std::max(facts.occ[1], 1);
+    cached_device = device;
+  }
+  return facts;
+}
+
+struct Sizes {
+  int tiles_w, tiles_per_image, tiles, chunks, cp, kp, bk, nxi;
+};
+inline Sizes sizes(const tut::ConvProblem& p, int m) {
+  Sizes s{};
+  s.bk = m == 2 ? Tile<2>::BK : Tile<4>::BK;
+  s.nxi = (m + 2) * (m + 2);
+  s.tiles_w = tut::ceil_div(p.q, m);
+  s.tiles_per_image = tut::ceil_div(p.p, m) * s.tiles_w;
+  s.tiles = p.n * s.tiles_per_image;
+  s.chunks = tut::ceil_div(p.c, BC);
+  s.cp = s.chunks * BC;
+  s.kp = tut::ceil_div(p.k, s.bk) * s.bk;
+  return s;
+}
+
+inline Plan plan(const tut::ConvProblem& p, bool allow_splits = true) {
+  const DeviceFacts& d = device_facts();
+  Plan best;
+  best.m = TILE;
+  const Sizes s = sizes(p, best.m);
+  const int occ = d.occ[best.m == 2 ? 0 : 1];
+  const long long blocks = tut::ceil_div<long long>(s.tiles, BT) * (s.kp / s.bk);
+  const double chunk_clocks = double(s.nxi) * BC * s.bk * BT / FMA_PER_SM_CLOCK;
+  const double y_bytes = 4.0 * double(p.y_elems());
+  double best_time = 0;
+  const int max_splits = allow_splits ? std::min(MAX_SPLITS, s.chunks) : 1;
+  for (int splits = 1; splits <= max_splits; ++splits) {
+    const int per = tut::ceil_div(s.chunks, splits);
+    if (tut::ceil_div(s.chunks, per) != splits) continue;  // the same split as a smaller count
+    const long long units = blocks * splits;
+    const double rounds = double(tut::ceil_div<long long>(units, static_cast<long long>(d.sms) * occ));
+    double time = rounds * (per + OVERHEAD_CHUNKS);
+    if (splits > 1) time += 2.0 * splits * y_bytes / (DRAM_BYTES_PER_SM_CLOCK * d.sms) / chunk_clocks + 1.0;
+    if (best_time == 0 || time < best_time) {
+      best_time = time;
+      best.splits = splits;
+      best.chunks_per_split = per;
+    }
+  }
+  return best;
+}
+
+// Workspace: the transformed filter, then (with splits) one partial y per split, 256-byte aligned.
+inline std::size_t filter_bytes(const tut::ConvProblem& p, int m) {
+  const Sizes s = sizes(p, m);
+  const std::size_t bytes = sizeof(float) * std::size_t(s.nxi) * std::size_t(s.cp) * std::size_t(s.kp);
+  return (bytes + 255) / 256 * 256;
+}
+inline std::size_t workspace(const tut::ConvProblem& p) {
+  if (unsupported(p) != nullptr) return 0;
+  const Plan pl = plan(p);
+  std::size_t bytes = filter_bytes(p, pl.m);
+  if (pl.splits > 1) bytes += std::size_t(pl.splits) * std::size_t(p.y_elems()) * sizeof(float);
+  return bytes;
+}
+
+// FILTER_ONCE = 1: the previous call's filter, problem and workspace.
+struct FilterCache {
+  const float* w = nullptr;
+  void* workspace = nullptr;
+  tut::ConvProblem p{};
+  int m = 0;
+};
+
+template <int M>
+void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cudaStream_t stream) {
+  using T = Tile<M>;
+  const Sizes s = sizes(p, M);
+  float* u = static_cast<float*>(a.workspace);
+  static FilterCache cache;
+  const bool cached = FILTER_ONCE && cache.w == a.w && cache.workspace == a.workspace && cache.m == M &&
+                      std::memcmp(&cache.p, &p, sizeof p) == 0;
+  if (!cached) {
+    const dim3 grid(unsigned(s.kp / FT_K), unsigned(s.cp / BC));
+    filter_transform_kernel<M><<<grid, NUM_THREADS, 0, stream>>>(a.w, u, p.k, p.c, s.kp, s.cp);
+    TUT_CHECK_LAUNCH();
+    cache = {a.w, a.workspace, p, M};
+  }
+  float* out = a.y;
+  std::size_t split_stride = 0;
+  if (pl.splits > 1) {
+    out = reinterpret_cast<float*>(static_cast<char*>(a.workspace) + filter_bytes(p, M));
+    split_stride = std::size_t(p.y_elems());
+  }
+  Geometry g{};
+  g.c = p.c, g.h = p.h, g.w = p.w, g.k = p.k, g.p = p.p, g.q = p.q, g.pad_h = p.pad_h, g.pad_w = p.pad_w;
+  g.tiles_w = s.tiles_w, g.tiles_per_image = s.tiles_per_image, g.tiles = s.tiles;
+  g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = pl.chunks_per_split;
+  const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(out) % (sizeof(float) * M) == 0;
+  const dim3 grid(unsigned(tut::ceil_div(s.tiles, BT) * (s.kp / T::BK)), 1u, unsigned(pl.splits));
+  winograd_kernel<M><<<grid, NUM_THREADS, T::SMEM_BYTES, stream>>>(g, a.x, u, out, split_stride, vec_y);
+  TUT_CHECK_LAUNCH();
+  if (pl.splits > 1) {
+    const int count = int(p.y_elems());
+    const bool vec = count % VEC == 0 && reinterpret_cast<std::uintptr_t>(a.y) % 16 == 0;
+    const int blocks = tut::ceil_div(tut::ceil_div(count, VEC), NUM_THREADS);
+    sum_splits_kernel<<<blocks, NUM_THREADS, 0, stream>>>(out, a.y, count, pl.splits, vec);
+    TUT_CHECK_LAUNCH();
+  }
+}
+
+inline void winograd(const tut::ConvProblem& p, const tut::ConvArgs& a, cudaStream_t stream) {
+  const Plan pl = plan(p);
+  if (pl.m == 2) {
+    run<2>(p, a, pl, stream);
+  } else {
+    run<4>(p, a, pl, stream);
+  }
+}
+
+}  // namespace ch22
