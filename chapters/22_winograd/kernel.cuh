@@ -29,17 +29,13 @@
 //                The non-fused three-kernel version would move V and M through DRAM: 2 x 4 x 36 x C x
 //                tiles bytes (462 MB for V) and 2 x 4 x 36 x K x tiles (924 MB for M) on top: memory
 //                bound at ~0.5 ms of traffic alone.
-// Measured:      (H100, README.md) seed_3x3 in 0.8665 ms: 97.4% of cuDNN's fastest FMA algorithm
-//                in the same process (WINOGRAD_NONFUSED, 0.8436 ms), 1.66x its IMPLICIT_PRECOMP_GEMM,
-//                1.48x chapter 20; F(2x2) 1.197 ms. Faster than cuDNN's fastest on r50_c2_3x3
-//                (1.36x), slower on c3, c4, c5 (0.65-0.69x). Twice the predicted time: the
-//                profiler counts 159.8 M shared-memory wavefronts on seed_3x3, 6,370 per block and
-//                chunk, against 2,304 clocks of FMAs: a 128-bit shared load costs 4 wavefronts (one
-//                per quarter-warp) even when the lanes share addresses, so the 4 x 4 lane tiles
-//                below need 8 wavefronts per 16 FFMAs, twice what the pipe delivers; the FMA pipe
-//                is 36% busy. 8 x 8 lane tiles (9 warps of 2 points each) were measured slower
-//                still (0.997 ms): 168 registers per thread, a third warp on one scheduler, and the
-//                barrier stalls grow (README).
+// Measured:      (H100, committed rows; README.md) seed_3x3 in 0.8661 ms: 97.0% of cuDNN's fastest FMA
+//                algorithm at its best over the processes (WINOGRAD_NONFUSED, 0.8400 ms), 1.63x its
+//                IMPLICIT_PRECOMP_GEMM, 1.48x chapter 20; 76.6% of cuDNN's fastest in geometric mean over
+//                the five 3x3 stride-1 layers (ahead on r50_c2_3x3 only). Twice the predicted time: with
+//                one block (8 warps) per SM the GEMMs wait on shared-memory loads and on their own FMA
+//                chains (stalls `short scoreboard` 0.78 and `wait` 0.90 per issued instruction), the FMA
+//                pipe 36% busy. F(2x2) (tuning run 30): 1.197 ms on seed_3x3, faster only on c3 and c5.
 // Metric:        sm__pipe_fma_cycles_active (the GEMMs) and the barrier stall between transform and
 //                GEMM (smsp__average_warps_issue_stalled_barrier_per_issue_active).
 // Assumes:       3x3 filters, stride 1, dilation 1 (unsupported() refuses anything else); any N, C,

@@ -36,10 +36,12 @@
 //                below cuDNN's NHWC time.
 // Metric:        the tensor pipe's share of the elapsed cycles (Nsight Compute, Compute Workload
 //                Analysis); issue slots used stay low (no gather, no fragment loads).
-// Measured:      seed_3x3 0.1959 ms, 302 TFLOP/s (56% of the 535 TFLOP/s peak; cuDNN TF32 NHWC
-//                0.2525 ms in the same process): short of the prediction. The tensor pipe is busy
-//                66% of the cycles; the store of y was the largest loss (register stores: 0.218 ms;
-//                no stores at all: 0.160 ms). README.md has every layer.
+// Measured:      (H100, committed rows; README.md) seed_3x3 0.2020 ms, 293 TFLOP/s (55% of the 535
+//                TFLOP/s peak): 101.0% of cuDNN's best TF32 time (NHWC, 0.2040 ms), short of the
+//                prediction. Ahead of cuDNN's best on 9 of 10 layers, 123.7% in geometric mean;
+//                behind on r50_c3_3x3_s2 (97.0%). The tensor pipe is busy 64% of the elapsed cycles:
+//                the epilogue stops the math (ping-pong consumers hide it, tuning run 32, but lose
+//                4.4% over the table).
 // Assumes:       sm_90a. Any problem; x, w, y 16-byte aligned (cudaMalloc); fast path C % 4 == 0,
 //                stride <= 8, padding <= 128, pad - (R - 1) * dil in [-128, 127] (and the same for
 //                W), (R - 1) * dil <= 254. Shared memory: STAGES x 48 KB + 2 x 16 KB (staging) +
