@@ -94,6 +94,9 @@ opt = dict(zip(args[::2], args[1::2]))
 if opt.get("--layer") == "list":
     sys.stdout.write({table!r})
     sys.exit(0)
+if opt.get("--layer") in {refuse!r}:  # a problem the step does not compute: one line, exit 2
+    sys.stderr.write("error: --layer/--shape: {name} computes 3x3 filters only (valid: R = S = 3)\n")
+    sys.exit(2)
 problem = opt.get("--layer") or "x".join(opt[f] for f in ("--m", "--n", "--k"))
 problem = {{"r50_conv1": {wrong_problem!r} or problem}}.get(problem, problem)
 header = ["chapter", "problem", "gflops", "ratio_to_baseline", "time_ms_median", "verified", "baseline",
@@ -117,10 +120,10 @@ sys.exit({exit_code})
 '''
 
 
-def fake_step(tmp_path: Path, name: str, exit_code: int = 0, wrong_problem: str = "") -> str:
+def fake_step(tmp_path: Path, name: str, exit_code: int = 0, wrong_problem: str = "", refuse: tuple = ()) -> str:
     exe = tmp_path / name
     exe.write_text(FAKE_STEP.format(python=sys.executable, name=name, calls=str(tmp_path / "calls.txt"),
-                                    table=LAYER_TABLE, exit_code=exit_code, wrong_problem=wrong_problem,
+                                    table=LAYER_TABLE, exit_code=exit_code, wrong_problem=wrong_problem, refuse=refuse,
                                     verified="no" if exit_code == 1 else "yes"))
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     return str(exe)
@@ -249,6 +252,18 @@ def test_conv_row_for_another_layer_is_a_failure(tmp_path, capsys):
     out = capsys.readouterr().out
     assert re.search(r"17_implicit_gemm_warp_tiles +r50_conv1 +FAILED: exit 0, no result", out)
     assert "FAILURES" in out
+
+
+def test_a_layer_the_step_refuses_is_skipped_not_failed(tmp_path, capsys):
+    m = conv_manifest(tmp_path, refuse=("r50_conv1",))  # step 17 computes no 7x7 layer (as chapter 22)
+    assert bench.main(["--processes", "1", "--manifest", str(m), "--out-dir", str(tmp_path), "--part", "conv"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"17_implicit_gemm_warp_tiles +r50_conv1 +skipped: 17_implicit_gemm_warp_tiles computes 3x3 "
+                     r"filters only \(valid: R = S = 3\)", out)
+    assert "FAILURES" not in out
+    written = [r for f in tmp_path.glob("*.csv") for r in csv.DictReader(open(f))]
+    assert any(r["chapter"] == "17_implicit_gemm_warp_tiles" and r["problem"] == "seed_3x3" for r in written)
+    assert not any(r["chapter"] == "17_implicit_gemm_warp_tiles" and r["problem"] == "r50_conv1" for r in written)
 
 
 def test_conv_verification_failure_is_reported(tmp_path, capsys):
