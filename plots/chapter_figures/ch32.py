@@ -233,4 +233,52 @@ def data_flow(path: Path) -> None:
     plt.close(fig)
 
 
-FIGURES = {"fused-layer-flow.png": data_flow}
+# The batched epilogue of a short-row warp (kernel.cuh, bias_log_softmax_rows): 16 staged rows of 16
+# doubles; 8 lanes per row, 2 adjacent features per lane, 4 rows per round, 4 rounds.
+ROWS_PER_WARP, LANES_PER_ROW, ROUNDS = 16, 8, 4
+ROWS_AT_ONCE = 32 // LANES_PER_ROW  # 4
+ROUND_COLOURS = ["#4C72B0", "#55A868", "#C44E52", "#8172B3"]
+
+
+def epilogue_lanes(path: Path) -> None:
+    """Lane l = 8 r + q holds features 2q, 2q+1 of row 4k + r in round k; it keeps the sum of row
+    4 (q % 4) + r (the round k == q % 4), takes its log, and in round k the row's 8 lanes fetch the
+    log from lane k of their 8."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(16, 6.2), gridspec_kw=dict(width_ratios=[1, 1.9], wspace=0.12))
+    ax1.set_title("(1) the staged rows (st.rows, 16 × 16 doubles, 2 KB):\ncolour: the round k that reads the row; "
+                  "Ln: the lane holding the pair", fontsize=9.5)
+    for i in range(ROWS_PER_WARP):
+        k, r = divmod(i, ROWS_AT_ONCE)
+        for q in range(LANES_PER_ROW):
+            ax1.add_patch(plt.Rectangle((2 * q, i), 2, 1, fc=ROUND_COLOURS[k], ec="white", lw=0.8, alpha=0.85))
+            ax1.text(2 * q + 1, i + 0.55, f"L{LANES_PER_ROW * r + q}", ha="center", va="center", fontsize=7, color="white")
+    ax1.set_xlim(0, 16), ax1.set_ylim(ROWS_PER_WARP, 0), ax1.set_aspect("equal")
+    ax1.set_xticks(range(0, 17, 2)), ax1.set_yticks([i + 0.5 for i in range(ROWS_PER_WARP)])
+    ax1.set_yticklabels([f"row {i}" for i in range(ROWS_PER_WARP)], fontsize=7.5)
+    ax1.set_xlabel("feature c (a lane's pair: 2q, 2q + 1, one 16-byte load)", fontsize=8.5)
+    ax1.tick_params(length=0, labelsize=7.5)
+    ax2.set_title("(2) lane × round: the row a lane works on (one warp instruction serves 4 rows; max and sum in 3 "
+                  "butterfly steps, offsets 4, 2, 1, within each 8);\n★ the row whose sum the lane keeps and takes the "
+                  "log of (round k == q % 4); in round k the row's lanes fetch it from lane k of their 8", fontsize=9.5)
+    for lane in range(32):
+        r, q = divmod(lane, LANES_PER_ROW)
+        for k in range(ROUNDS):
+            row = ROWS_AT_ONCE * k + r
+            keep = k == q % ROUNDS
+            ax2.add_patch(plt.Rectangle((lane, k), 1, 1, fc=ROUND_COLOURS[k], ec="white", lw=0.6, alpha=0.9 if keep else 0.45))
+            ax2.text(lane + 0.5, k + 0.5, f"{row}" + ("★" if keep else ""), ha="center", va="center", fontsize=7.5,
+                     color="black", fontweight="bold" if keep else "normal")
+    for g in range(1, ROWS_AT_ONCE):
+        ax2.axvline(LANES_PER_ROW * g, color="black", lw=1.2)
+    ax2.set_xlim(0, 32), ax2.set_ylim(ROUNDS, 0)
+    ax2.set_xticks([l + 0.5 for l in range(32)]), ax2.set_xticklabels([str(l) for l in range(32)], fontsize=7)
+    ax2.set_yticks([k + 0.5 for k in range(ROUNDS)]), ax2.set_yticklabels([f"round {k}" for k in range(ROUNDS)], fontsize=8)
+    ax2.set_xlabel("lane l = 8 r + q (r = l / 8: which of the round's 4 rows; q = l % 8: which pair of features)", fontsize=8.5)
+    ax2.tick_params(length=0)
+    fig.suptitle("Chapter 32: the batched epilogue of a short-row warp: bias + log_softmax for its 16 rows, "
+                 "4 rows per warp instruction, one log per lane", fontsize=11, y=1.0)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+FIGURES = {"fused-layer-flow.png": data_flow, "epilogue-lanes.png": epilogue_lanes}
