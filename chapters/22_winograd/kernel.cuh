@@ -13,7 +13,8 @@
 //                BC = 8 channels it copies the raw patches and the chunk's transformed filter into
 //                shared memory (cp.async, two buffers, the next chunk in flight), transforms the
 //                patches there (one thread per channel x tile), and its 8 warps run the (m+2)^2
-//                small GEMMs on 128 or 144 accumulators per thread. The output transform is the
+//                small GEMMs on 128 or 144 accumulators per thread, a warp owning whole points (all
+//                BK x BT sums of each: 8 x 4 or 16 x 4 per lane). The output transform is the
 //                epilogue: the accumulators go through shared memory so that one thread holds all
 //                (m+2)^2 sums of one (filter, tile), and leave as m x m outputs. Split over the
 //                channels (a second, deterministic summing kernel) when the grid would not fill the
@@ -29,18 +30,20 @@
 //                The non-fused three-kernel version would move V and M through DRAM: 2 x 4 x 36 x C x
 //                tiles bytes (462 MB for V) and 2 x 4 x 36 x K x tiles (924 MB for M) on top: memory
 //                bound at ~0.5 ms of traffic alone.
-// Measured:      (H100, committed rows; README.md) seed_3x3 in 0.8661 ms: 97.0% of cuDNN's fastest FMA
-//                algorithm at its best over the processes (WINOGRAD_NONFUSED, 0.8400 ms), 1.63x its
-//                IMPLICIT_PRECOMP_GEMM, 1.48x chapter 20; 76.6% of cuDNN's fastest in geometric mean over
-//                the five 3x3 stride-1 layers (ahead on r50_c2_3x3 only). Twice the predicted time: with
-//                one block (8 warps) per SM the GEMMs wait on shared-memory loads and on their own FMA
-//                chains (stalls `short scoreboard` 0.78 and `wait` 0.90 per issued instruction), the FMA
-//                pipe 36% busy. F(2x2) (tuning run 30): 1.197 ms on seed_3x3, faster only on c3 and c5.
-// Metric:        sm__pipe_fma_cycles_active (the GEMMs) and the barrier stall between transform and
-//                GEMM (smsp__average_warps_issue_stalled_barrier_per_issue_active).
+// Measured:      (H100, committed rows; README.md) seed_3x3 in 0.7811 ms: 107.5% of cuDNN's fastest FMA
+//                algorithm at its best over the processes (WINOGRAD_NONFUSED, 0.8400 ms), 1.64x chapter
+//                20; 84.2% of cuDNN's fastest in geometric mean over the five 3x3 stride-1 layers
+//                (ahead on seed_3x3 and r50_c2_3x3, 58% to 75% on c3, c4, c5). Twice the predicted time:
+//                one block (8 warps) per SM, held there by registers as well as shared memory, and its
+//                instructions wait on their own latencies (stalls `wait` 0.77 and `short scoreboard`
+//                0.48 per issued instruction), the FMA pipe 38% busy. The first version (two warps per
+//                point, a zero-filling copy per patch element) took 0.866 ms (tuning run 33).
+// Metric:        sm__pipe_fma_cycles_active (the GEMMs), l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld
+//                (the GEMMs' operands) and smsp__inst_executed (the copies' addresses).
 // Assumes:       3x3 filters, stride 1, dilation 1 (unsupported() refuses anything else); any N, C,
-//                H, W, K and padding; tensors below 2^31 elements; x, w, y need no alignment (the
-//                float4 / float2 output stores need Q % M == 0 and y 16-byte aligned, else scalar).
+//                H, W, K and padding; tensors (the transformed filter too) below 2^31 elements; x, w,
+//                y need no alignment (the float4 / float2 output stores need Q % M == 0 and y 16-byte
+//                aligned, else scalar).
 //                Workspace: the transformed filter, (m+2)^2 x ceil(C/8)*8 x ceil(K/BK)*BK floats,
 //                plus splits x N*K*P*Q floats when the channels are split. Shared memory (dynamic):
 //                180 KiB (F4) or 128 KiB (F2), one block of 256 threads per SM. Sm_80 or newer
@@ -81,17 +84,17 @@ constexpr int BT = 32;
 static_assert(BC * BT == NUM_THREADS, "one thread per (channel, tile) pair of a chunk");
 constexpr int VEC = 4;  // floats per 128-bit access
 
-// The (m+2)^2 GEMMs of a chunk are shared by the warps: XI_GROUPS groups of (m+2)^2 / XI_GROUPS
-// transformed-domain points xi, and within a group, K_HALVES warps each take WARP_K = BK /
-// K_HALVES of the block's filters for all BT tiles. The lanes of a warp form LANES_K x LANES_T,
-// lane (lk, lt) holding LK filters x LT tiles of each of its points: filters half*WARP_K + s*16 +
-// lk*4 + e (s < LK/4, e < 4), tiles s*32 + lt*4 + e. A lane's 4 filters (and 4 tiles) are one
-// float4 in shared memory, conflict-free within each quarter-warp; a 128-bit load still costs 4
-// wavefronts (one per quarter-warp), so a lane's 16 FMAs per point and channel cost 8 wavefronts:
-// this loop is bound by shared memory, not by the FMA units (README, "What the profiler says").
-constexpr int XI_GROUPS = 4;
-constexpr int K_HALVES = 2;
-static_assert(XI_GROUPS * K_HALVES == NUM_WARPS, "the warps cover the points x filter halves");
+// The (m+2)^2 GEMMs of a chunk are shared by the warps by points: warp w owns FULL whole points
+// (all BK filters x BT tiles of each), and when NUM_WARPS does not divide (m+2)^2 the REM points
+// left over are split by filters, REM_SPLIT warps to a point. The lanes of a warp form LANES_K x
+// LANES_T, lane (lk, lt) holding LK filters x LT tiles of each whole point: filters s*16 + lk*4 + e
+// (s < LK/4, e < 4), tiles lt*4 + e. F(4x4): 4 whole points at 8 x 4 per lane (2 float4s of U and
+// 1 of V for 32 FMAs) plus half of one of the last 4 points at 4 x 4 (1 + 1 for 16), 144 sums;
+// F(2x2): 2 whole points at 16 x 4. A lane's 4 filters (and 4 tiles) are one float4 in shared
+// memory. Measured on seed_3x3 (README, "What the profiler says"): a warp's float4 load of U (4
+// distinct float4s) costs 2 shared-memory wavefronts and one of V (8 distinct) 4, whatever the order
+// of the lanes, so a warp that owns a whole point (32 x 32 sums) pays 8 wavefronts per 32 FMAs per
+// lane where two warps sharing it (16 x 32 each, 4 x 4 per lane) paid 12.
 constexpr int LANES_K = 4;
 constexpr int LANES_T = 8;
 static_assert(LANES_K * LANES_T == WARP_SIZE, "the lanes cover a warp's tile");
@@ -105,15 +108,20 @@ struct Tile {
   // block's 36 x 32 x 32 = 36,864 sums; F(4x4) cannot have both BK and BT at 64).
   static constexpr int BK = M == 2 ? 64 : 32;
   static_assert(BK % (NUM_THREADS / BC) == 0, "the filter transform's blocks tile the padded K");
-  static constexpr int XI_PER_WARP = NXI / XI_GROUPS;  // 4 or 9
-  static constexpr int WARP_K = BK / K_HALVES;         // 32 or 16
-  static constexpr int LK = WARP_K / LANES_K;          // 8 or 4 filters per lane
-  static constexpr int LT = BT / LANES_T;              // 4 tiles per lane
+  static constexpr int FULL = NXI / NUM_WARPS;                     // whole points per warp: 4 or 2
+  static constexpr int REM = NXI % NUM_WARPS;                      // points left over: 4 or 0
+  static constexpr int REM_SPLIT = REM == 0 ? 1 : NUM_WARPS / REM;  // warps per left-over point: 2
+  static_assert(REM == 0 || NUM_WARPS % REM == 0, "the left-over points split evenly over the warps");
+  static_assert(BK % (REM_SPLIT * LANES_K * VEC) == 0, "a left-over point's filters split in float4s");
+  static constexpr int LK = BK / LANES_K;                          // 8 or 16 filters per lane
+  static constexpr int LT = BT / LANES_T;                          // 4 tiles per lane
+  static constexpr int LKR = REM > 0 ? BK / REM_SPLIT / LANES_K : VEC;  // 4 filters per lane (left-over point)
   static constexpr int SUB_K = LK / VEC;
+  static constexpr int SUB_KR = LKR / VEC;
   static constexpr int SUB_T = LT / VEC;
-  static_assert(NXI % XI_GROUPS == 0, "the groups share the points evenly");
   static_assert(LK % VEC == 0 && LT % VEC == 0, "a lane's filters and tiles are whole float4s");
-  static constexpr int ACCS = XI_PER_WARP * LK * LT;  // 128 or 144
+  static constexpr int ACCS = FULL * LK * LT + (REM > 0 ? LKR * LT : 0);  // 144 or 128
+  static_assert(ACCS * NUM_THREADS == NXI * BK * BT, "the lanes hold every sum once");
   // Shared memory, in floats. The pipeline: the chunk's transformed filter Us[2][NXI][BC][BK], its
   // raw patches Ds[2][BC][NXI][BT] (both double-buffered) and its transformed patches
   // Vs[NXI][BC][BT]. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
@@ -285,9 +293,13 @@ __device__ __forceinline__ void cp_async16(float* dst, const float* src) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
 }
-__device__ __forceinline__ void cp_async4(float* dst, const float* src, int bytes) {
+// 4 bytes when `on` is nonzero, nothing otherwise (the predicate inside the instruction, so that
+// the addresses are computed once for a whole row whatever its elements do).
+__device__ __forceinline__ void cp_async4_if(float* dst, const float* src, unsigned on) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+  asm volatile(
+      "{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p cp.async.ca.shared.global [%0], [%1], 4;\n}\n" ::"r"(s),
+      "l"(src), "r"(on));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
@@ -343,8 +355,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   // every address stays inside x, even those that cp.async reads 0 bytes of).
   const int tc = tid / BT, tt = tid % BT;
   unsigned row_in = 0, col_in = 0;
-  int col_off[A];
-  std::int64_t x_origin = 0;  // x offset of (n, channel 0, patch row 0, column 0)
+  int x_thread = 0;  // x offset of (n, channel tc, patch row 0, patch column 0), maybe in the padding
   {
     const int tile = tile0 + tt;
     TileCoord tcrd{0, 0, 0};
@@ -356,11 +367,21 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       const bool col = tile < g.tiles && unsigned(w0 + i) < unsigned(g.w);
       row_in |= unsigned(row) << i;
       col_in |= unsigned(col) << i;
-      col_off[i] = col ? w0 + i : 0;
     }
-    x_origin = (std::int64_t(tcrd.n) * g.c * g.h + h0) * g.w;
+    x_thread = ((tcrd.n * g.c + tc) * g.h + h0) * g.w + w0;
   }
-  const std::int64_t plane = std::int64_t(g.h) * g.w;
+  const int plane = g.h * g.w;
+  // A patch element outside the image (padding, or a tile past the last) is the same for every
+  // chunk: it is zeroed once, in both buffers, and never copied; the copies below touch only the
+  // elements inside, at addresses inside x.
+#pragma unroll
+  for (int b = 0; b < 2; ++b)
+#pragma unroll
+    for (int i = 0; i < A; ++i)
+#pragma unroll
+      for (int j = 0; j < A; ++j) {
+        if (((row_in >> i) & (col_in >> j) & 1u) == 0) Ds[b * T::D_FLOATS + (tc * NXI + i * A + j) * BT + tt] = 0.0f;
+      }
 
   // The transformed filter's copy: float4 number tid + v * NUM_THREADS of the chunk's NXI x BC x BK
   // floats, for v < U_VECS. NUM_THREADS is a multiple of a point's BC x BK / 4 float4s, so the
@@ -370,7 +391,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   constexpr int U_XI_STEP = NUM_THREADS / (BC * ROW_VECS);  // 4 (F4) or 2 (F2)
   const int u_xi = tid / (BC * ROW_VECS), u_c = tid % (BC * ROW_VECS) / ROW_VECS, u_k = tid % ROW_VECS * VEC;
   const float* const u_thread = u + (std::size_t(u_xi) * g.cp + u_c) * g.kp + k0 + u_k;
-  const std::size_t u_step = std::size_t(U_XI_STEP) * g.cp * g.kp;
+  constexpr int U_PER_PART = (T::U_VECS + BC - 1) / BC;  // copies of U per part, at most
+  const int u_step = U_XI_STEP * g.cp * g.kp;  // (the transformed filter has fewer than 2^31 floats)
   const int us_thread = (u_xi * BC + u_c) * BK + u_k;
 
   // Issues part `part` (0 <= part < BC) of the copies of chunk `chunk` into buffer `buf`: row
@@ -381,20 +403,24 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   // queueing up alone between two barriers; the last part commits the chunk's group.
   static_assert(A <= BC, "one patch row per part");
   auto issue_part = [&](int chunk, int buf, int part) {
-    if (part < A) {
-      const int c = chunk * BC + tc;
-      const bool row_ok = c < g.c && ((row_in >> part) & 1u) != 0;
-      const float* row = row_ok ? x + (x_origin + std::int64_t(c) * plane + std::int64_t(part) * g.w) : x;
+    if (part < A && ((row_in >> part) & 1u) != 0) {
       float* d = Ds + buf * T::D_FLOATS + (tc * NXI + part * A) * BT + tt;  // Ds[buf][tc][part][j][tt]
+      if (chunk * BC + tc < g.c) {
+        const float* row = x + (x_thread + chunk * BC * plane + part * g.w);
 #pragma unroll
-      for (int j = 0; j < A; ++j) {
-        const bool in = row_ok && ((col_in >> j) & 1u) != 0;
-        cp_async4(d + j * BT, row + col_off[j], in ? 4 : 0);
+        for (int j = 0; j < A; ++j) {  // the columns inside the image
+          cp_async4_if(d + j * BT, row + j, (col_in >> j) & 1u);
+        }
+      } else {  // a channel past C (the last chunk): zeros, over the chunk before last's values
+#pragma unroll
+        for (int j = 0; j < A; ++j) d[j * BT] = 0.0f;
       }
     }
     const float* src = u_thread + std::size_t(chunk) * BC * g.kp;
-    for (int v = part; v < T::U_VECS; v += BC) {
-      cp_async16(Us + buf * T::U_FLOATS + us_thread + v * U_XI_STEP * BC * BK, src + v * u_step);
+#pragma unroll
+    for (int k = 0; k < U_PER_PART; ++k) {
+      const int v = part + k * BC;
+      if (v < T::U_VECS) cp_async16(Us + buf * T::U_FLOATS + us_thread + v * U_XI_STEP * BC * BK, src + v * u_step);
     }
     if (part == BC - 1) cp_async_commit();
   };
@@ -415,19 +441,28 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       for (int j = 0; j < A; ++j) vs[(i * A + j) * BC * BT] = v[i][j];
   };
 
-  // The GEMMs: acc[x][i][j] += U[xi][c][filter i] * V[xi][c][tile j] over the chunk's channels, for
-  // this warp's XI_PER_WARP points xi = group * XI_PER_WARP + x.
-  const int group = warp / K_HALVES, half = warp % K_HALVES;
+  // The GEMMs: acc[p][i][j] += U[xi][c][filter i] * V[xi][c][tile j] over the chunk's channels, for
+  // this warp's whole points xi = warp * FULL + p, and accr[i][j] for its share of the left-over
+  // point xi = FULL * NUM_WARPS + warp / REM_SPLIT (filters rs * BK / REM_SPLIT + ...).
   const int lane_k = lane / LANES_T, lane_t = lane % LANES_T;
-  float acc[T::XI_PER_WARP][T::LK][T::LT];
+  const int rs = warp % T::REM_SPLIT;
+  float acc[T::FULL][T::LK][T::LT];
+  float accr[T::LKR][T::LT];
 #pragma unroll
-  for (int x_ = 0; x_ < T::XI_PER_WARP; ++x_)
+  for (int p_ = 0; p_ < T::FULL; ++p_)
 #pragma unroll
     for (int i = 0; i < T::LK; ++i)
 #pragma unroll
-      for (int j = 0; j < T::LT; ++j) acc[x_][i][j] = 0.0f;
-  const int u_lane = group * T::XI_PER_WARP * BC * BK + half * T::WARP_K + lane_k * VEC;
-  const int v_lane = group * T::XI_PER_WARP * BC * BT + lane_t * VEC;
+      for (int j = 0; j < T::LT; ++j) acc[p_][i][j] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < T::LKR; ++i)
+#pragma unroll
+    for (int j = 0; j < T::LT; ++j) accr[i][j] = 0.0f;
+  const int u_lane = warp * T::FULL * BC * BK + lane_k * VEC;
+  const int v_lane = warp * T::FULL * BC * BT + lane_t * VEC;
+  const int xr = T::FULL * NUM_WARPS + (T::REM > 0 ? warp / T::REM_SPLIT : 0);
+  const int ur_lane = xr * BC * BK + rs * (BK / T::REM_SPLIT) + lane_k * VEC;
+  const int vr_lane = xr * BC * BT + lane_t * VEC;
   // next >= 0: the chunk whose copies to issue meanwhile, into buffer buf ^ 1.
   auto multiply = [&](int buf, int next) {
     const float* us = Us + buf * T::U_FLOATS + u_lane;
@@ -436,22 +471,41 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
     for (int c = 0; c < BC; ++c) {
       if (next >= 0) issue_part(next, buf ^ 1, c);
 #pragma unroll
-      for (int x_ = 0; x_ < T::XI_PER_WARP; ++x_) {
+      for (int p_ = 0; p_ < T::FULL; ++p_) {
         float a[T::LK], b[T::LT];
 #pragma unroll
         for (int s = 0; s < T::SUB_K; ++s) {
-          const float4 f = *reinterpret_cast<const float4*>(us + (x_ * BC + c) * BK + s * LANES_K * VEC);
+          const float4 f = *reinterpret_cast<const float4*>(us + (p_ * BC + c) * BK + s * LANES_K * VEC);
           a[s * VEC + 0] = f.x, a[s * VEC + 1] = f.y, a[s * VEC + 2] = f.z, a[s * VEC + 3] = f.w;
         }
 #pragma unroll
         for (int s = 0; s < T::SUB_T; ++s) {
-          const float4 f = *reinterpret_cast<const float4*>(vs + (x_ * BC + c) * BT + s * LANES_T * VEC);
+          const float4 f = *reinterpret_cast<const float4*>(vs + (p_ * BC + c) * BT + s * LANES_T * VEC);
           b[s * VEC + 0] = f.x, b[s * VEC + 1] = f.y, b[s * VEC + 2] = f.z, b[s * VEC + 3] = f.w;
         }
 #pragma unroll
         for (int i = 0; i < T::LK; ++i)
 #pragma unroll
-          for (int j = 0; j < T::LT; ++j) acc[x_][i][j] = fmaf(a[i], b[j], acc[x_][i][j]);
+          for (int j = 0; j < T::LT; ++j) acc[p_][i][j] = fmaf(a[i], b[j], acc[p_][i][j]);
+      }
+      if constexpr (T::REM > 0) {
+        float a[T::LKR], b[T::LT];
+        const float* ur = Us + buf * T::U_FLOATS + ur_lane + c * BK;
+        const float* vr = Vs + vr_lane + c * BT;
+#pragma unroll
+        for (int s = 0; s < T::SUB_KR; ++s) {
+          const float4 f = *reinterpret_cast<const float4*>(ur + s * LANES_K * VEC);
+          a[s * VEC + 0] = f.x, a[s * VEC + 1] = f.y, a[s * VEC + 2] = f.z, a[s * VEC + 3] = f.w;
+        }
+#pragma unroll
+        for (int s = 0; s < T::SUB_T; ++s) {
+          const float4 f = *reinterpret_cast<const float4*>(vr + s * LANES_T * VEC);
+          b[s * VEC + 0] = f.x, b[s * VEC + 1] = f.y, b[s * VEC + 2] = f.z, b[s * VEC + 3] = f.w;
+        }
+#pragma unroll
+        for (int i = 0; i < T::LKR; ++i)
+#pragma unroll
+          for (int j = 0; j < T::LT; ++j) accr[i][j] = fmaf(a[i], b[j], accr[i][j]);
       }
     }
   };
@@ -471,21 +525,32 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
     multiply(buf, ch + 1 < chunk_end ? ch + 1 : -1);
   }
 
-  // Epilogue. The (m+2)^2 sums of one (filter, tile) are spread over XI_GROUPS warps: they meet in
+  // Epilogue. The (m+2)^2 sums of one (filter, tile) are spread over the warps: they meet in
   // shared memory, Ms[xi][filter][tile] (over the pipeline's buffers, free after the barrier), and
   // each thread then transforms whole (filter, tile) pairs: Y = A^T M A.
   __syncthreads();
   float* const Ms = smem;
 #pragma unroll
-  for (int x_ = 0; x_ < T::XI_PER_WARP; ++x_) {
-    const int xi = group * T::XI_PER_WARP + x_;
+  for (int p_ = 0; p_ < T::FULL; ++p_) {
+    const int xi = warp * T::FULL + p_;
 #pragma unroll
     for (int i = 0; i < T::LK; ++i) {
-      const int kk = half * T::WARP_K + (i / VEC) * LANES_K * VEC + lane_k * VEC + i % VEC;
+      const int kk = (i / VEC) * LANES_K * VEC + lane_k * VEC + i % VEC;
 #pragma unroll
       for (int s = 0; s < T::SUB_T; ++s) {
-        *reinterpret_cast<float4*>(Ms + (xi * BK + kk) * BT + s * LANES_T * VEC + lane_t * VEC) =
-            make_float4(acc[x_][i][s * VEC], acc[x_][i][s * VEC + 1], acc[x_][i][s * VEC + 2], acc[x_][i][s * VEC + 3]);
+        *reinterpret_cast<float4*>(Ms + (xi * BK + kk) * BT + s * LANES_T * VEC + lane_t * VEC) = make_float4(
+            acc[p_][i][s * VEC], acc[p_][i][s * VEC + 1], acc[p_][i][s * VEC + 2], acc[p_][i][s * VEC + 3]);
+      }
+    }
+  }
+  if constexpr (T::REM > 0) {
+#pragma unroll
+    for (int i = 0; i < T::LKR; ++i) {
+      const int kk = rs * (BK / T::REM_SPLIT) + (i / VEC) * LANES_K * VEC + lane_k * VEC + i % VEC;
+#pragma unroll
+      for (int s = 0; s < T::SUB_T; ++s) {
+        *reinterpret_cast<float4*>(Ms + (xr * BK + kk) * BT + s * LANES_T * VEC + lane_t * VEC) =
+            make_float4(accr[i][s * VEC], accr[i][s * VEC + 1], accr[i][s * VEC + 2], accr[i][s * VEC + 3]);
       }
     }
   }
