@@ -22,7 +22,7 @@
 // Prediction:    (written before the first measurement) seed_3x3 is 59.2 GFLOP direct. F(4x4,3x3):
 //                36 products per 16 outputs and channel instead of 144: 7.40 G FMA in the
 //                transformed domain (14.8 GFLOP), 0.25 ms at the FMA units' 29.6 T FMA/s (1755 MHz) if
-//                nothing else cost anything; with the input transform (~12% of the FMAs' issue
+//                nothing else cost anything; with the input transform (~15% of the FMAs' issue
 //                slots), the barriers between transform and GEMM and the epilogue, ~0.40 ms at 70% of
 //                the FMA rate. F(2x2,3x3): 16 products per 4 outputs (13.2 G FMA), ~0.65 ms. So F(4x4)
 //                ships. Memory: x once from DRAM (103 MB), y once (206 MB), the transformed filter

@@ -30,7 +30,7 @@
 // Prediction:    (written before the first measurement) seed_3x3 is 59.2 GFLOP: 0.111 ms at the
 //                TF32 peak (535 TFLOP/s at 1980 MHz). A 256 x 128 tile takes 18 K steps of 32
 //                channels, 1024 tensor-core cycles each (256 x 128 x 32 multiply-adds at 1024 per
-//                cycle per SM), while the TMA brings 48 KB per step: 47 bytes per cycle into each SM,
+//                cycle per SM), while the TMA brings 48 KB per step: 48 bytes per cycle into each SM,
 //                as in chapter 12 (without multicast). 1568 tiles on 132 SMs: 11.9 waves. With the
 //                store of y (205 MB) not fully hidden we expect 60-70% of peak: ~0.17 ms, at or
 //                below cuDNN's NHWC time.
