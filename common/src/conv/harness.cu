@@ -135,13 +135,13 @@ void check_supported(const ConvStep& step, const ConvProblem& p) {
   if (const char* why = unsupported(step, p)) throw ArgError(std::string(kProblemFlags) + ": " + why);
 }
 
-// The tolerance the step's result is checked with: its own bound, or 0 (its math's; reference.hpp);
-// and its norm-wise threshold, or 0 (the same).
-double step_tolerance(const ConvStep& step, const ConvProblem& p) {
-  return step.tolerance ? step.tolerance(p) : 0.0;
-}
-double step_norm_tolerance(const ConvStep& step, const ConvProblem& p) {
-  return step.norm_tolerance ? step.norm_tolerance(p) : 0.0;
+// The step's result `out` (NKPQ) against `ref`, in the step's math, with the step's own per-element
+// bound and norm-wise threshold where it states them (0: its math's; reference.hpp).
+template <class Ref>
+VerifyResult verify_step(const ConvStep& step, const ConvProblem& p, const HostTensors& h, const float* out,
+                         const Ref* ref, Match match, const float* bias, const float* residual) {
+  return verify_conv(p, h.x.data(), h.w.data(), out, ref, match, 5, bias, residual, step.info.math,
+                     step.tolerance ? step.tolerance(p) : 0.0, step.norm_tolerance ? step.norm_tolerance(p) : 0.0);
 }
 
 // x, w, y and (with_reference) the reference's y, plus the step's workspace; a channels-last step's
@@ -184,15 +184,17 @@ std::vector<float> run_reference(ConvLibrary& lib, const ConvStep& step, const C
 }
 
 void print_problem(const ConvProblem& p, const std::string& label, Math math, Layout layout) {
-  if (layout == Layout::Nhwc) {
-    std::printf("problem: %s: y = conv(x, w), FP32%s; x %dx%dx%dx%d (NHWC), w %dx%dx%dx%d (KRSC) -> y %dx%dx%dx%d (NPQK)\n",
-                label.c_str(), math == Math::Tf32 ? " in and out, TF32 math" : "", p.n, p.h, p.w, p.c, p.k, p.r, p.s,
-                p.c, p.n, p.p, p.q, p.k);
-  } else {
-    std::printf("problem: %s: y = conv(x, w), FP32%s; x %dx%dx%dx%d (NCHW), w %dx%dx%dx%d (KCRS) -> y %dx%dx%dx%d (NKPQ)\n",
-                label.c_str(), math == Math::Tf32 ? " in and out, TF32 math" : "", p.n, p.c, p.h, p.w, p.k, p.c, p.r,
-                p.s, p.n, p.k, p.p, p.q);
-  }
+  // Each tensor's extents in the order its layout stores them.
+  const auto dims = [](int a, int b, int c, int d) {
+    return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c) + "x" + std::to_string(d);
+  };
+  const bool cl = layout == Layout::Nhwc;
+  const std::string x = cl ? dims(p.n, p.h, p.w, p.c) : dims(p.n, p.c, p.h, p.w);
+  const std::string w = cl ? dims(p.k, p.r, p.s, p.c) : dims(p.k, p.c, p.r, p.s);
+  const std::string y = cl ? dims(p.n, p.p, p.q, p.k) : dims(p.n, p.k, p.p, p.q);
+  std::printf("problem: %s: y = conv(x, w), FP32%s; x %s (%s), w %s (%s) -> y %s (%s)\n", label.c_str(),
+              math == Math::Tf32 ? " in and out, TF32 math" : "", x.c_str(), cl ? "NHWC" : "NCHW", w.c_str(),
+              cl ? "KRSC" : "KCRS", y.c_str(), cl ? "NPQK" : "NKPQ");
   if (math == Math::Tf32) {
     std::printf("         TF32 math: tensor cores, x and w rounded to TF32 (10 fraction bits), products summed in FP32\n");
   }
@@ -289,11 +291,9 @@ int run_benchmark(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
   if (o.verify) ref = run_reference(lib, step, p, d, stream.s);
   VerifyResult vr;
   if (o.verify) {
-    const double tau = step_tolerance(step, p);
-    vr = verify_conv(p, h.x.data(), h.w.data(), out.data(), ref.data(), Match::Rounded, 5, h.bias_or_null(),
-                     h.residual_or_null(), step.info.math, tau, step_norm_tolerance(step, p));
+    vr = verify_step(step, p, h, out.data(), ref.data(), Match::Rounded, h.bias_or_null(), h.residual_or_null());
     print_check((epilogue ? lib.fused_name() : lib.reference_name()) +
-                    (tau > 0 ? ", the step's own tolerance" : tf32 ? ", the TF32 tolerance" : "") +
+                    (step.tolerance ? ", the step's own tolerance" : tf32 ? ", the TF32 tolerance" : "") +
                     (d.cl ? " (y turned back from NPQK)" : ""),
                 vr);
     if (tf32 && !epilogue) {
@@ -582,12 +582,8 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       const std::vector<float> out = run_step_once(step, p, d, stream.s);
       // The step's check: exact on integers unless its arithmetic is not (exact_on_integers).
       const Match match = v.match == Match::Exact && !step.exact_on_integers ? Match::Rounded : v.match;
-      const double tau = step_tolerance(step, p);
-      const VerifyResult vr =
-          small ? verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_cpu.data(), match, 5, bias, res, step.info.math,
-                              tau, step_norm_tolerance(step, p))
-                : verify_conv(p, h.x.data(), h.w.data(), out.data(), ref_gpu.data(), match, 5, bias, res, step.info.math,
-                              tau, step_norm_tolerance(step, p));
+      const VerifyResult vr = small ? verify_step(step, p, h, out.data(), ref_cpu.data(), match, bias, res)
+                                    : verify_step(step, p, h, out.data(), ref_gpu.data(), match, bias, res);
       ok = ok && vr.passed;
       char what[200];
       std::snprintf(what, sizeof what, "%s %-6s", label, v.inputs == Inputs::Random ? "random" : "ints");
