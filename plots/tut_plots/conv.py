@@ -47,25 +47,27 @@ def is_fused_epilogue(r: Row) -> bool:
 
 
 def conv_baseline_rows(rows) -> list[Row]:
-    """The rows whose baselines are the plain convolution's (cuDNN's fastest algorithm and its
-    IMPLICIT_PRECOMP_GEMM, or im2col + cuBLAS without cuDNN): the plain convolution steps' (OP conv).
-    Never a fused-epilogue row: its baselines compute conv + bias + ReLU."""
+    """The plain convolution steps' rows (OP conv), whose baselines are cuDNN's fastest algorithm and its
+    IMPLICIT_PRECOMP_GEMM (or im2col + cuBLAS); never a fused-epilogue row (conv + bias + ReLU)."""
     return [r for r in rows if r.op == "conv"]
 
 
 def extended_step(r: Row, rows) -> str | None:
-    """The convolution step a fused-epilogue row's step extends, whose kernel its unfused pipeline
-    runs: the nearest plain convolution step (OP conv, the same part and math) before it in reading
-    order among `rows`; None when there is none."""
+    """The step a fused-epilogue row's step extends (its unfused pipeline runs that kernel): the nearest
+    plain convolution step (OP conv, same part and math) before it among `rows`, or None."""
     plain = sorted({x.chapter for x in rows if x.is_chapter and x.part == r.part and x.math == r.math
                     and x.op == "conv" and x.chapter < r.chapter})
     return plain[-1] if plain else None
 
 
+def fused_steps(latest: dict, steps: list[str]) -> set[str]:
+    """Those of steps whose rows are the fused epilogue's (conv + bias + ReLU, not ranked with the rest)."""
+    return {s for s in steps if any(is_fused_epilogue(r) for (c, _), r in latest.items() if c == s)}
+
+
 def layer_steps(latest: dict, prec: str = FP32) -> list[str]:
-    """The steps the per-layer chart and table show: in FP32 the chapters declared with the tag
-    layer_chart (the tiled steps; the slow first ones would flatten the chart); in TF32 every
-    chapter (there is no slow early step to leave out)."""
+    """The steps the per-layer chart and table show: FP32, the chapters tagged layer_chart (the slow
+    first steps would flatten the chart); TF32, every chapter (no slow early step to leave out)."""
     order = results.step_order(latest.values())
     charted = {r.chapter for r in latest.values() if r.has_tag("layer_chart")}
     return [c for c in order if is_chapter(c) and (prec != FP32 or c in charted)]
@@ -77,8 +79,7 @@ def first_number(steps: list[str]) -> str:
 
 
 def runs_every_layer(step: dict) -> bool:
-    """Whether bench.py runs a manifest step on every layer (else the headline layer only, unless
-    --all-layers): its tags say `all_layers`."""
+    """Whether bench.py runs a manifest step on every layer (tag all_layers; else the headline only)."""
     return has_tag(step, "all_layers")
 
 
@@ -106,9 +107,8 @@ def library(prec: str) -> str:
 
 
 def layer_baselines(rows: list[Row]) -> Baselines:
-    """One layer's two cuDNN baselines over the processes (one per convolution step) that timed them:
-    main the fastest algorithm, alt IMPLICIT_PRECOMP_GEMM. The fused-epilogue step's rows are left
-    out (conv_baseline_rows): a layer that only it ran has no baselines (main.has is False)."""
+    """One layer's cuDNN baselines over the processes that timed them: main the fastest algorithm, alt
+    IMPLICIT_PRECOMP_GEMM; fused-epilogue rows left out (a layer only they ran: main.has is False)."""
     base_rows = conv_baseline_rows(rows)
     return Baselines(base_rows, row=(newest_first(base_rows) or newest_first(rows))[0])
 
@@ -166,7 +166,7 @@ def layer_table(latest: dict, bases: dict[str, Baselines], prec: str) -> str:
     geometric means last."""
     tf32 = prec == TF32
     steps = layer_steps(latest, prec)
-    fused = {s for s in steps if any(is_fused_epilogue(r) for (c, _), r in latest.items() if c == s)}
+    fused = fused_steps(latest, steps)
     lib = library(prec)
     head = "| layer | GEMM M×N×K | " + " | ".join(f"step {s[:2]}" + (f" {EPILOGUE_NOTE}" if s in fused else "")
                                                  for s in steps)
@@ -208,7 +208,8 @@ def summary(latest: dict, bases: dict[str, Baselines], prec: str) -> list[str] |
     """README's summary row: per layer, TF32: the last step against the better cuDNN layout; FP32: the
     fastest plain convolution step (the last applies only where its method does: Winograd, 3x3
     stride 1) against cuDNN's fastest FMA algorithm."""
-    steps = [c for c in layer_steps(latest, prec) if not is_fused_epilogue(next(r for (s, _), r in latest.items() if s == c))]
+    every = layer_steps(latest, prec)
+    steps = [c for c in every if c not in fused_steps(latest, every)]
     if not steps:
         return None
     last, pairs = steps[-1], {}
