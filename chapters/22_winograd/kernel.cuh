@@ -7,47 +7,57 @@
 //                workspace), transform the patch (V = B^T d B), multiply element by element and sum
 //                over the channels (M = sum_c U_c . V_c: (m+2)^2 independent GEMMs, filters x
 //                tiles, each C deep), and transform back (Y = A^T M A). Both F(2x2,3x3) (16
-//                products for 36) and F(4x4,3x3) (36 for 144) are here, as the template parameter M
-//                (TILE chooses which: 4 here; `scripts/variant.sh 22_winograd TILE=2` builds F(2x2)).
-//                The kernel is fused: a block owns BT = 32 output tiles x BK filters; per chunk of
-//                BC = 8 channels it copies the raw patches and the chunk's transformed filter into
-//                shared memory (cp.async, two buffers, the next chunk in flight), transforms the
-//                patches there (one thread per channel x tile), and its 8 warps run the (m+2)^2
-//                small GEMMs on 128 or 144 accumulators per thread, a warp owning whole points (all
-//                BK x BT sums of each: 8 x 4 or 16 x 4 per lane). The output transform is the
-//                epilogue: the accumulators go through shared memory so that one thread holds all
-//                (m+2)^2 sums of one (filter, tile), and leave as m x m outputs. Split over the
-//                channels (a second, deterministic summing kernel) when the grid would not fill the
-//                GPU, by chapter 20's rule in units of one chunk.
+//                products for 36) and F(4x4,3x3) (36 for 144) are here, as the template parameter M;
+//                the plan picks F(4x4) where its grid of blocks runs more than 2 waves on the GPU and
+//                F(2x2) where it runs fewer (TILE = 2 or 4 forces one: `scripts/variant.sh 22_winograd
+//                TILE=4`). The kernel is fused: a block owns BT = 32 output tiles x BK filters and
+//                runs two roles. Its 4 producer warps copy each chunk of BC = 8 channels (the raw
+//                patches and the chunk's transformed filter, cp.async) into one of two buffers and
+//                transform the patches there (V, two buffers too); its 8 consumer warps run the
+//                (m+2)^2 small GEMMs of the chunk on 144 or 128 accumulators per thread, a warp owning
+//                whole points (all BK x BT sums of each: 8 x 4 or 16 x 4 per lane), while the
+//                producers prepare the next chunk. Named barriers hand the buffers back and forth. The
+//                output transform is the epilogue: the accumulators go through shared memory so that
+//                one thread holds all (m+2)^2 sums of one (filter, tile), and leave as m x m outputs.
+//                Split over the channels (a second, deterministic summing kernel) when the grid would
+//                not fill the GPU, by chapter 20's rule in units of one chunk.
 // Prediction:    (written before the first measurement) seed_3x3 is 59.2 GFLOP direct. F(4x4,3x3):
 //                36 products per 16 outputs and channel instead of 144: 7.40 G FMA in the
 //                transformed domain (14.8 GFLOP), 0.25 ms at the FMA units' 29.6 T FMA/s (1755 MHz) if
 //                nothing else cost anything; with the input transform (~15% of the FMAs' issue
 //                slots), the barriers between transform and GEMM and the epilogue, ~0.40 ms at 70% of
-//                the FMA rate. F(2x2,3x3): 16 products per 4 outputs (13.2 G FMA), ~0.65 ms. So F(4x4)
-//                ships. Memory: x once from DRAM (103 MB), y once (206 MB), the transformed filter
-//                (1.2 MB) and the patches' halo from L2: ~0.1 ms of DRAM time, hidden under the math.
-//                The non-fused three-kernel version would move V and M through DRAM: 2 x 4 x 36 x C x
-//                tiles bytes (462 MB for V) and 2 x 4 x 36 x K x tiles (924 MB for M) on top: memory
-//                bound at ~0.5 ms of traffic alone.
-// Measured:      (H100, committed rows; README.md) seed_3x3 in 0.7811 ms: 107.5% of cuDNN's fastest FMA
-//                algorithm at its best over the processes (WINOGRAD_NONFUSED, 0.8400 ms), 1.64x chapter
-//                20; 84.2% of cuDNN's fastest in geometric mean over the five 3x3 stride-1 layers
-//                (ahead on seed_3x3 and r50_c2_3x3, 58% to 75% on c3, c4, c5). Twice the predicted time:
-//                one block (8 warps) per SM, held there by registers as well as shared memory, and its
-//                instructions wait on their own latencies (stalls `wait` 0.77 and `short scoreboard`
-//                0.48 per issued instruction), the FMA pipe 38% busy. The first version (two warps per
-//                point, a zero-filling copy per patch element) took 0.866 ms (tuning run 33).
-// Metric:        sm__pipe_fma_cycles_active (the GEMMs), l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld
-//                (the GEMMs' operands) and smsp__inst_executed (the copies' addresses).
+//                the FMA rate. F(2x2,3x3): 16 products per 4 outputs (13.2 G FMA), ~0.65 ms.
+//                Memory: x once from DRAM (103 MB), y once (206 MB), the transformed filter (1.2 MB)
+//                and the patches' halo from L2: ~0.1 ms of DRAM time, hidden under the math.
+//                (The second version, before its measurements) One block of 8 warps that alternately transform
+//                and multiply leaves the FMA pipe idle during the transforms and the barriers, and 2
+//                warps per scheduler do not hide the shared loads' latency: producer warps that copy
+//                and transform while the consumers multiply should take the transform off the
+//                critical path (the consumers' channel step: 144 FFMA of 182 instructions, against 144
+//                of 234 with the copies inside) and raise the issue rate: ~1.2x on every layer. The
+//                filter transform's 44 float64 divisions per thread (a subroutine each) become
+//                multiplications: most of its 27 us on r50_c5_3x3 should go.
+// Measured:      (H100; README.md) seed_3x3 0.7882 ms, 106.4% of cuDNN's fastest FMA algorithm at
+//                its best over the processes (0.8387 ms); 94.6% of cuDNN's fastest in geometric mean
+//                over the five 3x3 stride-1 layers (84.2% for the first version): c3, c4 and c5 run
+//                F(2x2) now, 1.18 to 1.28x faster than the first version (tuning run 41).
+//                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
+//                for the previous kernel with the new filter transform (same session); with 168
+//                registers per thread (384 threads) its consumers wait on their shared loads (short
+//                scoreboard 1.81 per instruction in the rolled version). F(2x2), 128 accumulators, runs
+//                1.17 to 1.21x faster with them than before (tuning run 34); the filter transform
+//                without divisions saves 2.3 to 10.5 us.
+// Metric:        sm__pipe_fma_cycles_active (the GEMMs), smsp__average_warps_issue_stalled_short_scoreboard
+//                (the consumers' shared loads), smsp__average_warps_issue_stalled_barrier (the roles
+//                waiting for each other).
 // Assumes:       3x3 filters, stride 1, dilation 1 (unsupported() refuses anything else); any N, C,
 //                H, W, K and padding; tensors (the transformed filter too) below 2^31 elements; x, w,
 //                y need no alignment (the float4 / float2 output stores need Q % M == 0 and y 16-byte
 //                aligned, else scalar).
 //                Workspace: the transformed filter, (m+2)^2 x ceil(C/8)*8 x ceil(K/BK)*BK floats,
 //                plus splits x N*K*P*Q floats when the channels are split. Shared memory (dynamic):
-//                180 KiB (F4) or 128 KiB (F2), one block of 256 threads per SM. Sm_80 or newer
-//                (cp.async).
+//                216 KiB (F4) or 128 KiB (F2), one block of 384 threads (168 registers each) per SM.
+//                Sm_80 or newer (cp.async).
 #pragma once
 
 #include <algorithm>
@@ -62,27 +72,41 @@
 
 namespace ch22 {
 
-// Which F(m x m, 3 x 3) runs: 4 (faster in geometric mean over the layer table, README) or 2
-// (`scripts/variant.sh 22_winograd TILE=2`: the README's F(2x2) rows).
-constexpr int TILE = 4;
-static_assert(TILE == 2 || TILE == 4, "F(2x2,3x3) or F(4x4,3x3)");
+// Which F(m x m, 3 x 3) runs: 0, the plan's choice per problem (below); 4 or 2 forces one
+// (`scripts/variant.sh 22_winograd TILE=4`, `TILE=2`: the README's forced rows).
+constexpr int TILE = 0;
+static_assert(TILE == 0 || TILE == 2 || TILE == 4, "the plan's choice, F(2x2,3x3) or F(4x4,3x3)");
+// TILE = 0: F(4x4) where its grid runs more than F2_MAX_WAVES waves of blocks, F(2x2) otherwise.
+constexpr int F2_MAX_WAVES = 2;
 // 1: a call skips the filter transform when the filter, the problem and the workspace are those of
 // the previous call (weights fixed between calls, as in inference). A measurement variant, not the
 // chapter (`scripts/variant.sh 22_winograd FILTER_ONCE=1`: the README's "filter transformed once"
 // rows): it trusts that nobody rewrote the filter in place between calls.
 constexpr int FILTER_ONCE = 0;
 
-// The block: NUM_WARPS warps; BT output tiles x BK filters (BK per tile size, below); channels in
-// chunks of BC. Each chunk's raw patches are copied and transformed by one thread per (channel,
-// tile) pair, so BC x BT = NUM_THREADS. A reader may try BC = 16 with BT = 16 (twice the filter
-// bytes per multiply-add from L2, half the patch bytes).
+// The block: NUM_WARPS consumer warps (the GEMMs) and PRODUCER_WARPS producer warps (the copies
+// and the input transform); BT output tiles x BK filters (BK per tile size, below); channels in
+// chunks of BC. A chunk has BC x BT patches, one per consumer thread's (channel, tile) pair in the
+// epilogue's count, PATCHES per producer thread.
 constexpr int WARP_SIZE = 32;
 constexpr int NUM_WARPS = 8;
 constexpr int NUM_THREADS = NUM_WARPS * WARP_SIZE;  // 256
 constexpr int BC = 8;
 constexpr int BT = 32;
-static_assert(BC * BT == NUM_THREADS, "one thread per (channel, tile) pair of a chunk");
+static_assert(BC * BT == NUM_THREADS, "one (channel, tile) pair of a chunk per GEMM thread");
 constexpr int VEC = 4;  // floats per 128-bit access
+// The producers: PRODUCER_WARPS more warps (one per scheduler) copy the chunks and transform the
+// patches while the NUM_WARPS consumer warps run the GEMMs, PATCHES patches per producer thread and
+// chunk. 384 threads leave 168 registers each: the 144 accumulators of F(4x4) and little else.
+constexpr int PRODUCER_WARPS = 4;
+constexpr int PRODUCER_THREADS = PRODUCER_WARPS * WARP_SIZE;  // 128
+constexpr int BLOCK_THREADS = NUM_THREADS + PRODUCER_THREADS;  // 384
+static_assert(PRODUCER_THREADS % BT == 0 && (BC * BT) % PRODUCER_THREADS == 0, "whole patches per producer");
+constexpr int PATCHES = BC * BT / PRODUCER_THREADS;  // 2
+// The consumers' channel loop, per tile size: 1 (rolled) or BC (unrolled). Measured (README):
+// unrolled, F(4x4) 0.794 ms on seed_3x3 against 0.847 rolled; F(2x2) is 1% to 3% faster rolled.
+constexpr int UNROLL_F4 = 8;
+constexpr int UNROLL_F2 = 1;
 
 // The (m+2)^2 GEMMs of a chunk are shared by the warps by points: warp w owns FULL whole points
 // (all BK filters x BT tiles of each), and when NUM_WARPS does not divide (m+2)^2 the REM points
@@ -123,17 +147,17 @@ struct Tile {
   static constexpr int ACCS = FULL * LK * LT + (REM > 0 ? LKR * LT : 0);  // 144 or 128
   static_assert(ACCS * NUM_THREADS == NXI * BK * BT, "the lanes hold every sum once");
   // Shared memory, in floats. The pipeline: the chunk's transformed filter Us[2][NXI][BC][BK], its
-  // raw patches Ds[2][BC][NXI][BT] (both double-buffered) and its transformed patches
-  // Vs[NXI][BC][BT]. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
+  // raw patches Ds[2][BC][NXI][BT] and its transformed patches Vs[2][NXI][BC][BT], all
+  // double-buffered. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
   static constexpr int U_FLOATS = NXI * BC * BK;
   static constexpr int D_FLOATS = BC * NXI * BT;
   static constexpr int V_FLOATS = NXI * BC * BT;
-  static constexpr int PIPE_FLOATS = 2 * U_FLOATS + 2 * D_FLOATS + V_FLOATS;
+  static constexpr int PIPE_FLOATS = 2 * U_FLOATS + 2 * D_FLOATS + 2 * V_FLOATS;
   static constexpr int M_FLOATS = NXI * BK * BT;
   static constexpr std::size_t SMEM_BYTES =
       sizeof(float) * std::size_t(PIPE_FLOATS > M_FLOATS ? PIPE_FLOATS : M_FLOATS);
-  static_assert(U_FLOATS % (VEC * NUM_THREADS) == 0, "the filter copy is whole float4s per thread");
-  static constexpr int U_VECS = U_FLOATS / (VEC * NUM_THREADS);  // 8 or 9 per thread
+  static_assert(U_FLOATS % (VEC * PRODUCER_THREADS) == 0, "the filter copy is whole float4s per thread");
+  static constexpr int U_VECS = U_FLOATS / (VEC * PRODUCER_THREADS);  // 16 or 18 per producer thread
   static_assert((BK * BT) % NUM_THREADS == 0, "the epilogue's (filter, tile) pairs split evenly");
   static constexpr int OUTS = BK * BT / NUM_THREADS;  // 8 or 4 (filter, tile) pairs per thread
   // Transform depths for the error bound (docs/measuring.md): the longest sum of a 1-D input
@@ -182,11 +206,16 @@ __host__ __device__ __forceinline__ void input_1d(const float (&d)[6], float (&v
   v[5] = fmaf(4.0f, d[1], fmaf(-5.0f, d[3], d[5]));
 }
 __host__ __device__ __forceinline__ void filter_1d(const double (&g)[3], double (&u)[6]) {
-  u[0] = g[0] / 4;
-  u[1] = -(g[0] + g[1] + g[2]) / 6;
-  u[2] = -(g[0] - g[1] + g[2]) / 6;
-  u[3] = g[0] / 24 + g[1] / 12 + g[2] / 6;
-  u[4] = g[0] / 24 - g[1] / 12 + g[2] / 6;
+  // Multiplications by the rounded reciprocals, not divisions (a float64 division is a
+  // subroutine of ~10 instructions): a relative error of a few units of float64's 2^-53, far
+  // below the one FP32 rounding of the result.
+  constexpr double SIXTH = 1.0 / 6, TWENTYFOURTH = 1.0 / 24;
+  const double s02 = g[0] + g[2], e = g[0] + 4 * g[2];
+  u[0] = g[0] * 0.25;
+  u[1] = -(s02 + g[1]) * SIXTH;
+  u[2] = -(s02 - g[1]) * SIXTH;
+  u[3] = (e + 2 * g[1]) * TWENTYFOURTH;
+  u[4] = (e - 2 * g[1]) * TWENTYFOURTH;
   u[5] = g[2];
 }
 __host__ __device__ __forceinline__ void output_1d(const float (&m)[6], float (&y)[4]) {
@@ -302,7 +331,8 @@ __device__ __forceinline__ void cp_async4_if(float* dst, const float* src, unsig
       "l"(src), "r"(on));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait_one() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 // The problem as the kernel reads it (kernel parameters live in the constant bank).
 struct Geometry {
@@ -325,8 +355,23 @@ __device__ __forceinline__ TileCoord tile_coord(const Geometry& g, int tile) {
   return {n, th * M, (rem - th * g.tiles_w) * M};
 }
 
+// Named barriers between the two roles (0 is __syncthreads): BAR_FULL + buf, "the chunk in buffer buf
+// is ready" (the producers arrive, the consumers wait); BAR_EMPTY + buf, "buffer buf is free again"
+// (the consumers arrive, the producers wait); BAR_CONSUMERS, the consumers' own (the epilogue).
+constexpr int BAR_FULL = 1;
+constexpr int BAR_EMPTY = 3;
+constexpr int BAR_CONSUMERS = 5;
+// bar.arrive orders the arriving thread's earlier shared-memory writes before the waiters' later
+// reads (the PTX memory model: the barrier's arrive releases, its sync acquires).
+__device__ __forceinline__ void bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
 template <int M>
-__global__ void __launch_bounds__(NUM_THREADS, 1)
+__global__ void __launch_bounds__(BLOCK_THREADS, 1)
     winograd_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ u,
                     float* __restrict__ out, std::size_t split_stride, bool vec_y) {
   using T = Tile<M>;
@@ -336,7 +381,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   extern __shared__ __align__(16) float smem[];
   float* const Us = smem;                      // [2][NXI][BC][BK]
   float* const Ds = Us + 2 * T::U_FLOATS;      // [2][BC][NXI][BT]
-  float* const Vs = Ds + 2 * T::D_FLOATS;      // [NXI][BC][BT]
+  float* const Vs = Ds + 2 * T::D_FLOATS;      // [2][NXI][BC][BT]
 
   const int tid = int(threadIdx.x);
   const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
@@ -346,104 +391,141 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   const int tile0 = int(blockIdx.x) / k_blocks * BT;
   const int k0 = int(blockIdx.x) % k_blocks * BK;
   const int chunk_begin = int(blockIdx.z) * g.chunks_per_split;
-  const int chunk_end = min(g.chunks, chunk_begin + g.chunks_per_split);
+  const int chunks = min(g.chunks, chunk_begin + g.chunks_per_split) - chunk_begin;  // this block's
   out += blockIdx.z * split_stride;  // this split's partial y (split_stride 0: y itself)
 
-  // The copy and the input transform: thread tid owns channel tc of every chunk and tile tt of the
-  // block. Which of its patch's rows and columns lie inside the image, as bit masks (a tile past
-  // the last one has none: its patch reads zeros), and the columns themselves (0 for one outside:
-  // every address stays inside x, even those that cp.async reads 0 bytes of).
-  const int tc = tid / BT, tt = tid % BT;
-  unsigned row_in = 0, col_in = 0;
-  int x_thread = 0;  // x offset of (n, channel tc, patch row 0, patch column 0), maybe in the padding
-  {
-    const int tile = tile0 + tt;
-    TileCoord tcrd{0, 0, 0};
-    if (tile < g.tiles) tcrd = tile_coord<M>(g, tile);
-    const int h0 = tcrd.p0 - g.pad_h, w0 = tcrd.q0 - g.pad_w;
+  if (tid >= NUM_THREADS) {
+    // ---- The producers: warps NUM_WARPS.., 128 threads. Producer thread pt copies and transforms
+    // the patches of tile tt and channels tc0 + j * CH_STEP (j < PATCHES) of every chunk, and copies
+    // its share of the chunk's transformed filter. Its raw patches are its own: Ds needs no barrier.
+    const int pt = tid - NUM_THREADS;
+    constexpr int CH_STEP = PRODUCER_THREADS / BT;  // 4
+    const int tt = pt % BT, tc0 = pt / BT;
+    // Which of the patch's rows and columns lie inside the image, as bit masks (a tile past the last
+    // one has none: its patch reads zeros), and the columns themselves (0 for one outside: every
+    // address stays inside x, even those that cp.async reads 0 bytes of).
+    unsigned row_in = 0, col_in = 0;
+    int x_thread = 0;  // x offset of (n, channel tc0, patch row 0, patch column 0), maybe in the padding
+    {
+      const int tile = tile0 + tt;
+      TileCoord tcrd{0, 0, 0};
+      if (tile < g.tiles) tcrd = tile_coord<M>(g, tile);
+      const int h0 = tcrd.p0 - g.pad_h, w0 = tcrd.q0 - g.pad_w;
 #pragma unroll
-    for (int i = 0; i < A; ++i) {
-      const bool row = tile < g.tiles && unsigned(h0 + i) < unsigned(g.h);
-      const bool col = tile < g.tiles && unsigned(w0 + i) < unsigned(g.w);
-      row_in |= unsigned(row) << i;
-      col_in |= unsigned(col) << i;
-    }
-    x_thread = ((tcrd.n * g.c + tc) * g.h + h0) * g.w + w0;
-  }
-  const int plane = g.h * g.w;
-  // A patch element outside the image (padding, or a tile past the last) is the same for every
-  // chunk: it is zeroed once, in both buffers, and never copied; the copies below touch only the
-  // elements inside, at addresses inside x.
-#pragma unroll
-  for (int b = 0; b < 2; ++b)
-#pragma unroll
-    for (int i = 0; i < A; ++i)
-#pragma unroll
-      for (int j = 0; j < A; ++j) {
-        if (((row_in >> i) & (col_in >> j) & 1u) == 0) Ds[b * T::D_FLOATS + (tc * NXI + i * A + j) * BT + tt] = 0.0f;
+      for (int i = 0; i < A; ++i) {
+        const bool row = tile < g.tiles && unsigned(h0 + i) < unsigned(g.h);
+        const bool col = tile < g.tiles && unsigned(w0 + i) < unsigned(g.w);
+        row_in |= unsigned(row) << i;
+        col_in |= unsigned(col) << i;
       }
-
-  // The transformed filter's copy: float4 number tid + v * NUM_THREADS of the chunk's NXI x BC x BK
-  // floats, for v < U_VECS. NUM_THREADS is a multiple of a point's BC x BK / 4 float4s, so the
-  // thread's channel and filters are the same for every v, and its point advances by U_XI_STEP.
-  constexpr int ROW_VECS = BK / VEC;  // float4s per (point, channel) row of BK filters
-  static_assert(NUM_THREADS % (BC * ROW_VECS) == 0, "a thread keeps its channel and filters");
-  constexpr int U_XI_STEP = NUM_THREADS / (BC * ROW_VECS);  // 4 (F4) or 2 (F2)
-  const int u_xi = tid / (BC * ROW_VECS), u_c = tid % (BC * ROW_VECS) / ROW_VECS, u_k = tid % ROW_VECS * VEC;
-  const float* const u_thread = u + (std::size_t(u_xi) * g.cp + u_c) * g.kp + k0 + u_k;
-  constexpr int U_PER_PART = (T::U_VECS + BC - 1) / BC;  // copies of U per part, at most
-  const int u_step = U_XI_STEP * g.cp * g.kp;  // (the transformed filter has fewer than 2^31 floats)
-  const int us_thread = (u_xi * BC + u_c) * BK + u_k;
-
-  // Issues part `part` (0 <= part < BC) of the copies of chunk `chunk` into buffer `buf`: row
-  // `part` of this thread's raw patch (A floats; zeros outside the image or past C), and the
-  // float4s v = part, part + BC, ... of its U_VECS of the chunk's transformed filter. The GEMMs of
-  // the previous chunk issue one part per channel step (multiply(), below), so that the copies'
-  // many small requests share the load/store unit with the GEMMs' shared loads instead of
-  // queueing up alone between two barriers; the last part commits the chunk's group.
-  static_assert(A <= BC, "one patch row per part");
-  auto issue_part = [&](int chunk, int buf, int part) {
-    if (part < A && ((row_in >> part) & 1u) != 0) {
-      float* d = Ds + buf * T::D_FLOATS + (tc * NXI + part * A) * BT + tt;  // Ds[buf][tc][part][j][tt]
-      if (chunk * BC + tc < g.c) {
-        const float* row = x + (x_thread + chunk * BC * plane + part * g.w);
+      x_thread = ((tcrd.n * g.c + tc0) * g.h + h0) * g.w + w0;
+    }
+    const int plane = g.h * g.w;
+    // A patch element outside the image (padding, or a tile past the last) is the same for every
+    // chunk: it is zeroed once, in both buffers, and never copied.
 #pragma unroll
-        for (int j = 0; j < A; ++j) {  // the columns inside the image
-          cp_async4_if(d + j * BT, row + j, (col_in >> j) & 1u);
+    for (int b = 0; b < 2; ++b)
+#pragma unroll
+      for (int jp = 0; jp < PATCHES; ++jp)
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+#pragma unroll
+          for (int j = 0; j < A; ++j) {
+            if (((row_in >> i) & (col_in >> j) & 1u) == 0)
+              Ds[b * T::D_FLOATS + ((tc0 + jp * CH_STEP) * NXI + i * A + j) * BT + tt] = 0.0f;
+          }
+
+    // The transformed filter's copy: float4 number pt + v * PRODUCER_THREADS of the chunk's
+    // NXI x BC x BK floats, for v < U_VECS; the thread's channel and filters are the same for every
+    // v, its point advances by U_XI_STEP.
+    constexpr int ROW_VECS = BK / VEC;  // float4s per (point, channel) row of BK filters
+    static_assert(PRODUCER_THREADS % (BC * ROW_VECS) == 0, "a thread keeps its channel and filters");
+    constexpr int U_XI_STEP = PRODUCER_THREADS / (BC * ROW_VECS);  // 2 (F4) or 1 (F2)
+    const int u_xi = pt / (BC * ROW_VECS), u_c = pt % (BC * ROW_VECS) / ROW_VECS, u_k = pt % ROW_VECS * VEC;
+    const float* const u_thread = u + (std::size_t(u_xi) * g.cp + u_c) * g.kp + k0 + u_k;
+    const int u_step = U_XI_STEP * g.cp * g.kp;  // (the transformed filter has fewer than 2^31 floats)
+    const int us_thread = (u_xi * BC + u_c) * BK + u_k;
+
+    // Chunk `chunk`'s raw patches of this thread into Ds[buf] (zeros for a channel past C).
+    auto copy_patches = [&](int chunk, int buf) {
+#pragma unroll
+      for (int jp = 0; jp < PATCHES; ++jp) {
+        const int tc = tc0 + jp * CH_STEP;
+#pragma unroll
+        for (int i = 0; i < A; ++i) {
+          if (((row_in >> i) & 1u) == 0) continue;
+          float* d = Ds + buf * T::D_FLOATS + (tc * NXI + i * A) * BT + tt;  // Ds[buf][tc][i][j][tt]
+          if (chunk * BC + tc < g.c) {
+            const float* row = x + (x_thread + (chunk * BC + jp * CH_STEP) * plane + i * g.w);
+#pragma unroll
+            for (int j = 0; j < A; ++j) cp_async4_if(d + j * BT, row + j, (col_in >> j) & 1u);
+          } else {
+#pragma unroll
+            for (int j = 0; j < A; ++j) d[j * BT] = 0.0f;
+          }
         }
-      } else {  // a channel past C (the last chunk): zeros, over the chunk before last's values
-#pragma unroll
-        for (int j = 0; j < A; ++j) d[j * BT] = 0.0f;
       }
-    }
-    const float* src = u_thread + std::size_t(chunk) * BC * g.kp;
+    };
+    // Chunk `chunk`'s transformed filter, this thread's U_VECS float4s, into Us[buf].
+    auto copy_filter = [&](int chunk, int buf) {
+      const float* src = u_thread + std::size_t(chunk) * BC * g.kp;
 #pragma unroll
-    for (int k = 0; k < U_PER_PART; ++k) {
-      const int v = part + k * BC;
-      if (v < T::U_VECS) cp_async16(Us + buf * T::U_FLOATS + us_thread + v * U_XI_STEP * BC * BK, src + v * u_step);
-    }
-    if (part == BC - 1) cp_async_commit();
-  };
+      for (int v = 0; v < T::U_VECS; ++v)
+        cp_async16(Us + buf * T::U_FLOATS + us_thread + v * U_XI_STEP * BC * BK, src + v * u_step);
+    };
+    // V = B^T d B of this thread's patches, from Ds[buf] into Vs[buf][xi][tc][tt].
+    auto transform_patches = [&](int buf) {
+#pragma unroll 1
+      for (int jp = 0; jp < PATCHES; ++jp) {
+        const int tc = tc0 + jp * CH_STEP;
+        const float* d = Ds + buf * T::D_FLOATS + tc * NXI * BT + tt;
+        float v[A][A];
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+#pragma unroll
+          for (int j = 0; j < A; ++j) v[i][j] = d[(i * A + j) * BT];
+        input_2d<A>(v);
+        float* vs = Vs + buf * T::V_FLOATS + tc * BT + tt;
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+#pragma unroll
+          for (int j = 0; j < A; ++j) vs[(i * A + j) * BC * BT] = v[i][j];
+      }
+    };
 
-  // V = B^T d B of this thread's patch, from Ds[buf] into Vs[xi][tc][tt].
-  auto transform_patch = [&](int buf) {
-    const float* d = Ds + buf * T::D_FLOATS + tc * NXI * BT + tt;
-    float v[A][A];
-#pragma unroll
-    for (int i = 0; i < A; ++i)
-#pragma unroll
-      for (int j = 0; j < A; ++j) v[i][j] = d[(i * A + j) * BT];
-    input_2d<A>(v);
-    float* vs = Vs + tc * BT + tt;
-#pragma unroll
-    for (int i = 0; i < A; ++i)
-#pragma unroll
-      for (int j = 0; j < A; ++j) vs[(i * A + j) * BC * BT] = v[i][j];
-  };
+    // The pipeline. Copy groups, in the order committed: P0 F0 | P1 F1 | P2 F2 ... (P: patches, F:
+    // filter; a group may be empty). At iteration i the patches of chunk i + 1 are issued first
+    // (Ds[buf ^ 1] held chunk i - 1, transformed by this thread in the previous iteration); "all
+    // groups but the newest done" is then chunk i's patches and filter. Vs[buf] and Us[buf ^ 1] are
+    // the consumers': Vs[buf] was last read for chunk i - 2 (waited for in iteration i - 1), and
+    // Us[buf ^ 1] is refilled only once the consumers are done with chunk i - 1.
+    if (chunks > 0) {
+      copy_patches(chunk_begin, 0);
+      cp_async_commit();
+      copy_filter(chunk_begin, 0);
+      cp_async_commit();
+    }
+    for (int i = 0; i < chunks; ++i) {
+      const int buf = i & 1;
+      if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, buf ^ 1);
+      cp_async_commit();
+      cp_async_wait_one();
+      transform_patches(buf);
+      bar_arrive(BAR_FULL + buf, BLOCK_THREADS);
+      if (i + 1 < chunks) {
+        if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), BLOCK_THREADS);
+        copy_filter(chunk_begin + i + 1, buf ^ 1);
+      }
+      cp_async_commit();
+    }
+    cp_async_wait_all();
+    return;
+  }
 
-  // The GEMMs: acc[p][i][j] += U[xi][c][filter i] * V[xi][c][tile j] over the chunk's channels, for
-  // this warp's whole points xi = warp * FULL + p, and accr[i][j] for its share of the left-over
-  // point xi = FULL * NUM_WARPS + warp / REM_SPLIT (filters rs * BK / REM_SPLIT + ...).
+  // ---- The consumers: warps 0..NUM_WARPS-1, the GEMMs and the epilogue.
+  // acc[p][i][j] += U[xi][c][filter i] * V[xi][c][tile j] over the chunk's channels, for this warp's
+  // whole points xi = warp * FULL + p, and accr[i][j] for its share of the left-over point
+  // xi = FULL * NUM_WARPS + warp / REM_SPLIT (filters rs * BK / REM_SPLIT + ...).
   const int lane_k = lane / LANES_T, lane_t = lane % LANES_T;
   const int rs = warp % T::REM_SPLIT;
   float acc[T::FULL][T::LK][T::LT];
@@ -463,13 +545,12 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   const int xr = T::FULL * NUM_WARPS + (T::REM > 0 ? warp / T::REM_SPLIT : 0);
   const int ur_lane = xr * BC * BK + rs * (BK / T::REM_SPLIT) + lane_k * VEC;
   const int vr_lane = xr * BC * BT + lane_t * VEC;
-  // next >= 0: the chunk whose copies to issue meanwhile, into buffer buf ^ 1.
-  auto multiply = [&](int buf, int next) {
+  constexpr int UNROLL = M == 2 ? UNROLL_F2 : UNROLL_F4;
+  auto multiply = [&](int buf) {
     const float* us = Us + buf * T::U_FLOATS + u_lane;
-    const float* vs = Vs + v_lane;
-#pragma unroll 1
+    const float* vs = Vs + buf * T::V_FLOATS + v_lane;
+#pragma unroll UNROLL
     for (int c = 0; c < BC; ++c) {
-      if (next >= 0) issue_part(next, buf ^ 1, c);
 #pragma unroll
       for (int p_ = 0; p_ < T::FULL; ++p_) {
         float a[T::LK], b[T::LT];
@@ -491,7 +572,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       if constexpr (T::REM > 0) {
         float a[T::LKR], b[T::LT];
         const float* ur = Us + buf * T::U_FLOATS + ur_lane + c * BK;
-        const float* vr = Vs + vr_lane + c * BT;
+        const float* vr = Vs + buf * T::V_FLOATS + vr_lane + c * BT;
 #pragma unroll
         for (int s = 0; s < T::SUB_KR; ++s) {
           const float4 f = *reinterpret_cast<const float4*>(ur + s * LANES_K * VEC);
@@ -510,25 +591,20 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
     }
   };
 
-  // The chunk loop. At the top of iteration ch only chunk ch's copies are in flight; after the wait
-  // and the barrier they are visible to all, and every warp is done with chunk ch - 1 (so buffer
-  // buf ^ 1 and Vs are free). Chunk ch + 1's copies are issued during chunk ch's GEMMs.
-  if (chunk_begin < chunk_end) {
-    for (int part = 0; part < BC; ++part) issue_part(chunk_begin, 0, part);
-  }
-  for (int ch = chunk_begin; ch < chunk_end; ++ch) {
-    const int buf = (ch - chunk_begin) & 1;
-    cp_async_wait_all();
-    __syncthreads();
-    transform_patch(buf);
-    __syncthreads();
-    multiply(buf, ch + 1 < chunk_end ? ch + 1 : -1);
+  // The chunk loop: wait until the producers have chunk i in buffer i & 1, multiply, and hand the
+  // buffer back (only when the producers will refill it: chunk i + 2 exists).
+  for (int i = 0; i < chunks; ++i) {
+    const int buf = i & 1;
+    bar_sync(BAR_FULL + buf, BLOCK_THREADS);
+    multiply(buf);
+    if (i + 2 < chunks) bar_arrive(BAR_EMPTY + buf, BLOCK_THREADS);
   }
 
   // Epilogue. The (m+2)^2 sums of one (filter, tile) are spread over the warps: they meet in
-  // shared memory, Ms[xi][filter][tile] (over the pipeline's buffers, free after the barrier), and
-  // each thread then transforms whole (filter, tile) pairs: Y = A^T M A.
-  __syncthreads();
+  // shared memory, Ms[xi][filter][tile] (over the pipeline's buffers: the producers are done with
+  // them, and so is every consumer after the barrier), and each thread then transforms whole
+  // (filter, tile) pairs: Y = A^T M A.
+  bar_sync(BAR_CONSUMERS, NUM_THREADS);
   float* const Ms = smem;
 #pragma unroll
   for (int p_ = 0; p_ < T::FULL; ++p_) {
@@ -554,7 +630,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       }
     }
   }
-  __syncthreads();
+  bar_sync(BAR_CONSUMERS, NUM_THREADS);
 
   // Pairs tid + o * NUM_THREADS: tile tid % BT (the same for every o, NUM_THREADS being a multiple
   // of BT), filter tid / BT + o * NUM_THREADS / BT. Lanes take consecutive tiles: conflict-free reads.
@@ -684,8 +760,9 @@ double transform_gain() {
   return h_max * h_max;
 }
 
+inline int choose_m(const tut::ConvProblem& p);
 inline double tolerance(const tut::ConvProblem& p) {
-  const int m = TILE;
+  const int m = choose_m(p);
   const int t = 1 + 2 * (m == 2 ? Tile<2>::IN_TERMS : Tile<4>::IN_TERMS) +
                 2 * (m == 2 ? Tile<2>::OUT_TERMS : Tile<4>::OUT_TERMS);
   const double nu = double(p.c + t) * 0x1p-24;
@@ -701,7 +778,7 @@ inline double tolerance(const tut::ConvProblem& p) {
 // adds its own sqrt(9C)-term walk. 64 times u (h_max + sqrt(9C)) leaves a wide margin above the
 // errors the runs measure, and stays far below what a lost chunk of channels or a wrong index costs.
 inline double norm_tolerance(const tut::ConvProblem& p) {
-  const double h_max = std::sqrt(TILE == 2 ? transform_gain<2>() : transform_gain<4>());
+  const double h_max = std::sqrt(choose_m(p) == 2 ? transform_gain<2>() : transform_gain<4>());
   return 64.0 * 0x1p-24 * (h_max + std::sqrt(9.0 * p.c));
 }
 
@@ -717,7 +794,7 @@ constexpr double DRAM_BYTES_PER_SM_CLOCK = 14.0;  // ~3.3 TB/s over 132 SMs at ~
 constexpr double FMA_PER_SM_CLOCK = 128.0;
 
 struct Plan {
-  int m = TILE;
+  int m = 4;
   int splits = 1;
   int chunks_per_split = 1;
 };
@@ -737,9 +814,9 @@ inline const DeviceFacts& device_facts() {
                                         int(Tile<2>::SMEM_BYTES)));
     TUT_CUDA_CHECK(cudaFuncSetAttribute(winograd_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         int(Tile<4>::SMEM_BYTES)));
-    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[0], winograd_kernel<2>, NUM_THREADS,
+    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[0], winograd_kernel<2>, BLOCK_THREADS,
                                                                  Tile<2>::SMEM_BYTES));
-    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[1], winograd_kernel<4>, NUM_THREADS,
+    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[1], winograd_kernel<4>, BLOCK_THREADS,
                                                                  Tile<4>::SMEM_BYTES));
     facts.occ[0] = std::max(facts.occ[0], 1);
     facts.occ[1] = std::max(facts.occ[1], 1);
@@ -764,10 +841,25 @@ inline Sizes sizes(const tut::ConvProblem& p, int m) {
   return s;
 }
 
+// The tile size: TILE, or (TILE = 0) F(4x4) where its grid of blocks runs more than F2_MAX_WAVES
+// waves on the GPU, F(2x2) where it runs no more (a rule read off the measurements, README: on
+// r50_c3/c4/c5_3x3, whose F(4x4) grids run 2, 1 and 1 waves, F(2x2) is 1.16, 1.11 and 1.22 times
+// faster; on seed_3x3 and r50_c2_3x3, 24 and 3 waves, F(4x4) is 1.18 and 1.15 times faster). Few
+// waves of F(4x4) blocks mean few tiles per image (its edge tiles compute 1.31 times the outputs
+// of 14x14 and 7x7 images) and large C and K: F(2x2)'s blocks are twice as many, its chunks cheaper.
+inline int choose_m(const tut::ConvProblem& p) {
+  if (TILE != 0) return TILE;
+  const DeviceFacts& d = device_facts();
+  const Sizes s = sizes(p, 4);
+  const long long blocks = tut::ceil_div<long long>(s.tiles, BT) * (s.kp / s.bk);
+  const long long waves = tut::ceil_div<long long>(blocks, static_cast<long long>(d.sms) * d.occ[1]);
+  return waves > F2_MAX_WAVES ? 4 : 2;
+}
+
 inline Plan plan(const tut::ConvProblem& p, bool allow_splits = true) {
   const DeviceFacts& d = device_facts();
   Plan best;
-  best.m = TILE;
+  best.m = choose_m(p);
   const Sizes s = sizes(p, best.m);
   const int occ = d.occ[best.m == 2 ? 0 : 1];
   const long long blocks = tut::ceil_div<long long>(s.tiles, BT) * (s.kp / s.bk);
@@ -839,7 +931,7 @@ void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cuda
   g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = pl.chunks_per_split;
   const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(out) % (sizeof(float) * M) == 0;
   const dim3 grid(unsigned(tut::ceil_div(s.tiles, BT) * (s.kp / T::BK)), 1u, unsigned(pl.splits));
-  winograd_kernel<M><<<grid, NUM_THREADS, T::SMEM_BYTES, stream>>>(g, a.x, u, out, split_stride, vec_y);
+  winograd_kernel<M><<<grid, BLOCK_THREADS, T::SMEM_BYTES, stream>>>(g, a.x, u, out, split_stride, vec_y);
   TUT_CHECK_LAUNCH();
   if (pl.splits > 1) {
     const int count = int(p.y_elems());
