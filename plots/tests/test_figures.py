@@ -102,3 +102,23 @@ def test_chapter_12s_swizzle_is_the_ptx_table():
         assert ch12.bank_hits(c, swizzled=True) == [1] * 32
         assert ch12.wavefronts(c, swizzled=False) == 8 and sum(h > 0 for h in ch12.bank_hits(c, swizzled=False)) == 4
     assert ch12.banks_of(7) == [28, 29, 30, 31]
+
+
+def test_chapter_22s_transforms_are_the_direct_convolution():
+    """The figure's F(2x2,3x3) and F(4x4,3x3) matrices (the kernel's) give, in exact arithmetic, the direct
+    3 x 3 correlation of any patch; and the point GEMMs are shared evenly over the consumer warps."""
+    import random
+
+    from chapter_figures import ch22
+
+    rng = random.Random(22)
+    for m in (2, 4):
+        for _ in range(20):
+            d = [[rng.randint(-9, 9) for _ in range(m + 2)] for _ in range(m + 2)]
+            g = [[rng.randint(-9, 9) for _ in range(3)] for _ in range(3)]
+            assert ch22.winograd_tile(d, g, m)[3] == ch22.direct(d, g, m)
+        owners = ch22.point_owners(m)
+        assert len(owners) == (m + 2) ** 2
+        share = {w: sum(1 / len(ws) for ws in owners if w in ws) for w in range(ch22.K["NUM_WARPS"])}
+        assert set(share.values()) == {(m + 2) ** 2 / ch22.K["NUM_WARPS"]}
+    assert list(figures.FIGURES["22_winograd"]) == ["winograd-tile.png", "block-roles.png"]
