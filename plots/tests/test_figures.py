@@ -122,3 +122,15 @@ def test_chapter_22s_transforms_are_the_direct_convolution():
         share = {w: sum(1 / len(ws) for ws in owners if w in ws) for w in range(ch22.K["NUM_WARPS"])}
         assert set(share.values()) == {(m + 2) ** 2 / ch22.K["NUM_WARPS"]}
     assert list(figures.FIGURES["22_winograd"]) == ["winograd-tile.png", "block-roles.png"]
+
+
+def test_chapter_24s_im2col_walk_is_the_readmes():
+    """The figure's walk gives the README's worked example: rows 0-4 read row 55 of image n from w = 51,
+    row 5 is padding (w = 56), row 6 reads (n + 1, 0, 1); the K steps run channel spans innermost."""
+    from chapter_figures import ch24
+
+    assert [ch24.source(ch24.output_pixel(i)) for i in range(7)] == [
+        (0, 55, 51), (0, 55, 52), (0, 55, 53), (0, 55, 54), (0, 55, 55), None, (1, 0, 1)]
+    assert ch24.k_steps()[:3] == [(0, 0, 0), (0, 0, 1), (0, 1, 0)] and len(ch24.k_steps()) == 18
+    assert sorted(ch24.swizzled(r, c) for c in range(8) for r in [3]) == list(range(8))
+    assert list(figures.FIGURES["24_tma_im2col_wgmma"]) == ["im2col-copy.png"]
