@@ -47,12 +47,18 @@ def output_pixel(i: int, first=FIRST) -> tuple[int, int, int]:
     return flat // (P * Q), flat // Q % P, flat % Q
 
 
-def source(pixel, offset=OFFSET) -> tuple[int, int, int] | None:
-    """The input pixel (image, h, w) the output pixel reads at filter offset (r, s), or None when it
-    lies in the padding (the TMA writes zeros there)."""
+def tap(pixel, offset=OFFSET) -> tuple[int, int, int]:
+    """The input position (image, h, w) the output pixel's window puts at filter offset (r, s), inside
+    the image or in the padding."""
     n, p, q = pixel
     r, s = offset
-    h, w = p * STRIDE - PAD + r * DIL, q * STRIDE - PAD + s * DIL
+    return n, p * STRIDE - PAD + r * DIL, q * STRIDE - PAD + s * DIL
+
+
+def source(pixel, offset=OFFSET) -> tuple[int, int, int] | None:
+    """The input pixel the output pixel reads at filter offset (r, s), or None when it lies in the
+    padding (the TMA writes zeros there)."""
+    n, h, w = tap(pixel, offset)
     return (n, h, w) if 0 <= h < H and 0 <= w < W else None
 
 
@@ -79,10 +85,7 @@ def _walk(ax):
     # image n: rows 54..56 (56 is the padding), columns 48..56
     cols_n = list(range(48, 57))
     rows_n = [54, 55, 56]
-    reads = {}
-    for i in range(ROWS_SHOWN):
-        src = source(output_pixel(i))
-        reads[i] = src
+    reads = {i: source(output_pixel(i)) for i in range(ROWS_SHOWN)}
     def draw_block(x0, y0, n, rows, cols, label):
         for a, h in enumerate(rows):
             for b, w in enumerate(cols):
@@ -98,11 +101,7 @@ def _walk(ax):
             pix = output_pixel(i)
             if pix[0] != n:
                 continue
-            if src is None:
-                r, s = OFFSET
-                h, w = pix[1] * STRIDE - PAD + r * DIL, pix[2] * STRIDE - PAD + s * DIL
-            else:
-                _, h, w = src
+            _, h, w = tap(pix)
             if h in rows and w in cols:
                 x, y = x0 + cols.index(w), y0 + rows.index(h)
                 ax.add_patch(Rectangle((x + 0.12, y + 0.12), 0.76, 0.76, fc=PIXEL_COLOURS[i] if src else "none",
