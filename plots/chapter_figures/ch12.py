@@ -14,12 +14,12 @@ The read drawn is 8 rows x 16 bytes, one chunk column: the shape of the core mat
 from shared memory (PTX ISA, wgmma's "Shared Memory Matrix Layout": 8 rows of 16 bytes each), and of 8
 lanes' 16-byte loads. Drawn from these rules alone: no measurement, no kernel constant.
 
-The other figures draw the kernel's machinery from its constants (read from kernel.cuh: BLOCK_M, BLOCK_N,
-BLOCK_K, STAGES, CLUSTER_N, CLUSTER_M, GROUP_M, PRODUCER_REGS, CONSUMER_REGS) and from the PTX ISA and
+The other figures draw the kernel's machinery from its constants (read from kernel.cuh: the largest tile
+shape of SHAPE_BLOCK_M, BLOCK_N, BLOCK_K, STAGES, CLUSTER_N, CLUSTER_M, GROUP_M) and from the PTX ISA and
 CUDA Driver API rules they follow: the mbarrier's phases and byte counts (PTX ISA, "mbarrier"), the tensor
 maps (cuTensorMapEncodeTiled), wgmma's shared-memory matrix descriptor and the register fragments of
 wgmma.mma_async.m64nNk8 (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"), the cluster's
-multicast, the persistent tile order (the kernel's tile_of) and a schematic timeline. None is a measurement.
+multicast, the persistent tile order (the kernel's work_of) and a schematic timeline. None is a measurement.
 """
 from __future__ import annotations
 
@@ -142,8 +142,6 @@ def swizzle(path: Path) -> None:
     plt.close(fig)
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # The kernel's constants, read from kernel.cuh, and what the kernel derives from them.
 
@@ -151,15 +149,18 @@ KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cu
 
 
 def constants(text: str | None = None) -> dict:
-    """The tunables of kernel.cuh: name -> value."""
+    """The tunables of kernel.cuh: name -> value; BLOCK_M: the largest tile shape, the one drawn."""
     text = KERNEL.read_text() if text is None else text
     out = {}
-    for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "CLUSTER_N", "CLUSTER_M", "GROUP_M", "PRODUCER_REGS",
-                 "CONSUMER_REGS"):
+    for name in ("BLOCK_N", "BLOCK_K", "STAGES", "CLUSTER_N", "CLUSTER_M", "GROUP_M"):
         m = re.search(rf"constexpr int {name} = ([0-9]+);", text)
         if m is None:
             raise ValueError(f"{KERNEL}: no constexpr int {name}")
         out[name] = int(m.group(1))
+    m = re.search(r"constexpr int SHAPE_BLOCK_M\[\] = \{([0-9, ]+)\};", text)
+    if m is None:
+        raise ValueError(f"{KERNEL}: no constexpr int SHAPE_BLOCK_M[] = {{...}};")
+    out["BLOCK_M"] = max(int(v) for v in m.group(1).split(","))
     return out
 
 
@@ -470,8 +471,7 @@ def accumulator(path: Path) -> None:
 
 
 def tile_of(u: int, units_m: int, units_n: int, group_m: int) -> tuple[int, int]:
-    """The kernel's tile_of: (unit row, unit column) of unit u (bands of group_m unit rows, walked down the
-    columns of each band)."""
+    """The kernel's work_of, one split: (unit row, unit column) of unit u (bands of group_m unit rows)."""
     per_band = group_m * units_n
     first = u // per_band * group_m
     rows = min(group_m, units_m - first)
