@@ -1,11 +1,28 @@
 """Drawing helpers shared by figures.py and the chapter modules (not a chapter: no CHAPTER)."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 WARP = 32
 LANE_CMAP = plt.get_cmap("viridis")
+
+
+def kernel_constants(kernel: Path, names, text: str | None = None, real: bool = False) -> dict:
+    """The `constexpr int NAME = value;` lines of a chapter's kernel.cuh: name -> value (real: also
+    `constexpr double`, values as floats). A missing name is an error naming the file."""
+    text = kernel.read_text() if text is None else text
+    kind, number = ("(?:int|double)", "[0-9.]+") if real else ("int", "[0-9]+")
+    out = {}
+    for name in names:
+        m = re.search(rf"constexpr {kind} {name} = ({number});", text)
+        if m is None:
+            raise ValueError(f"{kernel}: no constexpr {'' if real else 'int '}{name}")
+        out[name] = float(m.group(1)) if real else int(m.group(1))
+    return out
 
 
 def lane_color(lane: int):

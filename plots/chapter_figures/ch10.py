@@ -10,7 +10,6 @@ the three shapes: the CUDA runtime's occupancy for their 128, 149 and 128 regist
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import matplotlib
@@ -19,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from chapter_figures._draw import summary_table  # noqa: E402
+from chapter_figures._draw import kernel_constants, summary_table  # noqa: E402
 
 CHAPTER = "10_small_problems"
 KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cuh"
@@ -32,17 +31,9 @@ SHAPES = [(128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 2, 8)]  # BLOCK_M, BLOCK_N
 
 def constants(text: str | None = None) -> dict:
     """The model's constexprs from kernel.cuh: name -> value."""
-    text = KERNEL.read_text() if text is None else text
     names = ("BLOCK_K", "MAX_SPLITS", "SCHEDULERS", "WARP_ISSUE", "COPY_COST", "ROUND_OVERHEAD_STEPS", "SPLIT_STEPS",
              "L2_ROUND_TRIP_US", "REDUCE_CHUNKS", "SPLITS_PER_TRIP", "SPLIT_LOOP_SLOWDOWN")
-    out = {}
-    for name in names:
-        m = re.search(rf"constexpr (?:int|double) {name} = ([0-9.]+);", text)
-        if m is None:
-            raise ValueError(f"{KERNEL}: no constexpr {name}")
-        out[name] = float(m.group(1))
-    return out
-
+    return kernel_constants(KERNEL, names, text, real=True)
 
 C = constants()
 

@@ -34,6 +34,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from chapter_figures import ch11  # noqa: E402  (wgmma's layouts within a warp are mma.m16n8k8's)
+from chapter_figures._draw import kernel_constants  # noqa: E402
 from chapter_figures.ch11 import a_coord, c_coord  # noqa: E402
 
 CHAPTER = "12_tma_wgmma"
@@ -151,12 +152,7 @@ KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cu
 def constants(text: str | None = None) -> dict:
     """The tunables of kernel.cuh: name -> value; BLOCK_M: the largest tile shape, the one drawn."""
     text = KERNEL.read_text() if text is None else text
-    out = {}
-    for name in ("BLOCK_N", "BLOCK_K", "STAGES", "CLUSTER_N", "CLUSTER_M", "GROUP_M"):
-        m = re.search(rf"constexpr int {name} = ([0-9]+);", text)
-        if m is None:
-            raise ValueError(f"{KERNEL}: no constexpr int {name}")
-        out[name] = int(m.group(1))
+    out = kernel_constants(KERNEL, ("BLOCK_N", "BLOCK_K", "STAGES", "CLUSTER_N", "CLUSTER_M", "GROUP_M"), text)
     m = re.search(r"constexpr int SHAPE_BLOCK_M\[\] = \{([0-9, ]+)\};", text)
     if m is None:
         raise ValueError(f"{KERNEL}: no constexpr int SHAPE_BLOCK_M[] = {{...}};")

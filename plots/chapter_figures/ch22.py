@@ -13,7 +13,6 @@ kernel.cuh. Every number is arithmetic, not a measurement.
 """
 from __future__ import annotations
 
-import re
 from fractions import Fraction as Fr
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+from chapter_figures._draw import kernel_constants  # noqa: E402
 
 CHAPTER = "22_winograd"
 KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cuh"
@@ -29,14 +29,7 @@ KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cu
 
 def constants(text: str | None = None) -> dict:
     """The block's shape as kernel.cuh declares it: name -> value."""
-    text = KERNEL.read_text() if text is None else text
-    out = {}
-    for name in ("NUM_WARPS", "BC", "BT", "PRODUCER_WARPS", "LANES_K", "LANES_T"):
-        m = re.search(rf"constexpr int {name} = ([0-9]+);", text)
-        if m is None:
-            raise ValueError(f"{KERNEL}: no constexpr int {name}")
-        out[name] = int(m.group(1))
-    return out
+    return kernel_constants(KERNEL, ("NUM_WARPS", "BC", "BT", "PRODUCER_WARPS", "LANES_K", "LANES_T"), text)
 
 
 K = constants()
