@@ -9,7 +9,7 @@
 //                    evict-first in L2, so that X does not push H's lines out while pass 1 runs:
 //                    6.5 us; it does not keep H in L2 for pass 2, measured) writes H (V x 16
 //                    doubles) into the step's workspace;
-//                (2) chapter 30's SpMM (a plan kernel lists the long rows as pieces; one kernel runs
+//                (2) chapter 30's SpMM (the long rows listed as pieces; one kernel runs
 //                    long-row warps and short-row warps of 16 rows, a warp walking 32-entry chunks as
 //                    16 pairs) reads H, and where a row is finished it becomes
 //                    out = log_softmax(row + b) before its one store. Y = A_hat H and the biased rows
@@ -19,8 +19,9 @@
 //                    features per lane, 4 rows per warp instruction, one log per lane for the 16
 //                    rows. Long rows (1.7% of the rows, 4,736 on the default graph) take the
 //                    epilogue one row at a time, both halves of the warp computing it side by side.
-//                    The plan kernel reads only indptr: it runs before pass 1, so that pass 2's
-//                    kernel follows pass 1 directly.
+//                (3) no plan kernel: chapter 30's list of long-row pieces is written by pass 1, one
+//                    warp of each block listing its tile's 32 rows while the block's copies of X are
+//                    in flight. The launches: the counters' 8-byte reset, pass 1, pass 2.
 // Prediction:    the floor (gcn_layer_cost: X, W, b and A_hat read once, out written once) is
 //                357.0 MB, 119 us at 3.0 TB/s. The two passes add H's round trip, 36.1 MB written
 //                and 36.1 MB read: 429.2 MB (1.20x) if H goes through DRAM, nearer 357 MB the more
@@ -47,7 +48,7 @@
 //                49,664 bytes of dynamic shared memory (sm_80 or newer, which the L2 hint needs too).
 //                Workspace (workspace()): H (V x 16 doubles, 36.1 MB on the default graph) then
 //                chapter 30's two counters and piece list (6.7 MB). Registers (-Xptxas -v, sm_90):
-//                pass 1 102, spmm_kernel 64 (its cap), plan 20; no spills.
+//                pass 1 100, spmm_kernel 64 (its cap); no spills.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -258,61 +259,13 @@ __device__ __forceinline__ void sum_and_store(const double* xs, double* __restri
   }
 }
 
-// H = X W for F_IN = 128, F_OUT = 16, block b taking the tile of rows 32 b .. 32 b + 31. As plain loops:
-//   for (w < 4) for (r < TILE_ROWS) for (j < 16) part[w][r][j] = sum over k in quarter w of x[row0 + r][k] * W[k][j]
-//   h[row0 + r][j] = ((part[0][r][j] + part[1][r][j]) + part[2][r][j]) + part[3][r][j]
-__global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM)
-    xw_coalesced_kernel(const double* __restrict__ x, const double* __restrict__ w, double* __restrict__ out, int v) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  SharedStorage& s = *reinterpret_cast<SharedStorage*>(smem_raw);
-  const int tid = threadIdx.x;
-  const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
-  const unsigned long long policy = EVICT_FIRST ? evict_first_policy() : 0;
-  const long long row0 = static_cast<long long>(blockIdx.x) * TILE_ROWS;  // < v: one block per tile
-
-  // The warp's quarter of W and of the tile: one group of copies, this warp's own.
-#pragma unroll
-  for (int i = 0; i < W_CHUNKS_PER_LANE; ++i) {
-    const int c = warp * K_PER_WARP * F_OUT + (lane + i * WARP_SIZE) * VEC;
-    cp_async_16(s.w + c, w + c, true);  // no policy: W is read by every block
-  }
-  copy_quarter(s.x, x, row0, v, warp, lane, policy);
-  cp_async_commit();
-  cp_async_wait_all();  // this warp's copies have landed; the other warps' do not matter here
-  __syncwarp();
-  multiply_quarter(s.x, s.w, warp, lane_row_of(lane), lane_col_of(lane));
-  __syncthreads();  // all four warps' partial sums are in the tile's buffer
-  sum_and_store(s.x, out, row0, v, tid);
-}
-
-// Lifts the 48 KB limit on dynamic shared memory (49,664 bytes are asked for) and prefers the largest
-// shared carveout, so that BLOCKS_PER_SM blocks fit next to each other; once per device.
-inline void configure() {
-  static int cached_device = -1;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
-    TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(SMEM_BYTES)));
-    TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
-    cached_device = device;
-  }
-}
-
-// H = X W: ceil(V / 32) blocks of 128 threads (8810 on the default graph), out = H.
-inline void xw_coalesced(const tut::GcnProblem& p, const double* x, const double* w, double* h, cudaStream_t stream) {
-  configure();
-  const long long tiles = tut::ceil_div(static_cast<long long>(p.v), static_cast<long long>(TILE_ROWS));
-  xw_coalesced_kernel<<<static_cast<unsigned>(tiles), BLOCK_THREADS, SMEM_BYTES, stream>>>(x, w, h, p.v);
-  TUT_CHECK_LAUNCH();
-}
+// (Pass 1's kernel and launcher follow pass 2's types below: its blocks also write pass 2's list.)
 
 }  // namespace xw
 
 // ====================================================================================================
-// Pass 2: out = log_softmax(A_hat H + b), chapter 30's plan kernel and SpMM kernel with the bias and
-// the log_softmax where rows are finished. F_out is 16 here (the step refuses others), so every lane
+// Pass 2: out = log_softmax(A_hat H + b), chapter 30's SpMM kernel (its list of pieces written by
+// pass 1) with the bias and the log_softmax where rows are finished. F_out is 16 here (the step refuses others), so every lane
 // of a half-warp holds a feature: feat = lane % 16, and a row of H is 128 bytes.
 // ====================================================================================================
 namespace spmm {
@@ -367,10 +320,7 @@ constexpr int ROUNDS = ROWS_PER_WARP / ROWS_AT_ONCE;        // 4
 static_assert(ROWS_PER_WARP % ROWS_AT_ONCE == 0, "whole rounds");
 static_assert(ROUNDS <= LANES_PER_ROW, "one log per lane covers the warp's rows");
 
-// The plan kernel: one thread per row.
-constexpr int PLAN_THREADS = 256;
-
-// One piece of a long row, as spmm_plan_kernel lists it: the row, its first piece's slot in the list
+// One piece of a long row, as plan_tile lists it: the row, its first piece's slot in the list
 // (a row's pieces are consecutive), where the row starts in A_hat and how many entries it has.
 struct alignas(16) Piece {
   int row;
@@ -380,7 +330,7 @@ struct alignas(16) Piece {
 };
 static_assert(sizeof(Piece) == 16, "one 16-byte load per piece");
 
-// The pass's scratch memory, written by spmm_plan_kernel and read by spmm_kernel.
+// The pass's scratch memory, written by pass 1 (plan_tile) and read by spmm_kernel.
 struct Workspace {
   int* num_pieces;   // pieces listed (set to 0 by the launcher before each run)
   int* ticket;       // pieces handed out after each long-row warp's first (set to 0 likewise)
@@ -598,21 +548,42 @@ __device__ __forceinline__ Entry load_piece_entry(int pos, int count, int begin,
   return e;
 }
 
-// The list of long-row pieces: thread r looks at row r; a row longer than LONG_ROW reserves
-// ceil(len / SEGMENT) consecutive slots (one atomic; the compiler merges a warp's into one) and
-// resets its counter of finished pieces. Where a row lands changes from run to run, its sums do not.
-__global__ void __launch_bounds__(PLAN_THREADS)
-    spmm_plan_kernel(int v, const int* __restrict__ indptr, const Workspace ws) {
-  const long long r = static_cast<long long>(blockIdx.x) * PLAN_THREADS + threadIdx.x;
-  if (r >= v) return;
-  const int begin = __ldg(indptr + r);
-  const int len = __ldg(indptr + r + 1) - begin;
-  if (len <= LONG_ROW) return;
-  const int pieces = (len - 1) / SEGMENT + 1;
-  const int first = atomicAdd(ws.num_pieces, pieces);
-  for (int s = 0; s < pieces; ++s) ws.pieces[first + s] = Piece{static_cast<int>(r), first, begin, len};
-  ws.done[first] = 0;
+// Chapter 30's plan kernel's work for one tile of pass 1, done by one warp of the pass-1 block (there
+// is no plan kernel). Lane l holds row row0 + l's first entry and length (len = 0 past V).
+// A row longer than LONG_ROW needs ceil(len / SEGMENT) consecutive slots; the warp reserves all of its
+// rows' slots with one atomic (lane 0 adds the warp's total; a row's first slot is the base plus the
+// pieces of the long rows of the lanes below it), resets each long row's counter of finished pieces
+// and writes the pieces, the whole warp row by row (lane l writes the row's pieces l, l + 32, ...).
+// As in chapter 30, a row's pieces are consecutive and in piece order; where a row lands in the list
+// changes from run to run, its sums do not: a piece's sum is one warp's, in entry order, and
+// long_rows adds a row's pieces' sums in piece order from the row's first slot, wherever that is.
+// The slots are counted as before: the list's capacity (max_pieces) is unchanged.
+__device__ __forceinline__ void plan_tile(int row0, int begin, int len, const Workspace& ws, int lane) {
+  const bool is_long = len > LONG_ROW;
+  const unsigned long_lanes = __ballot_sync(FULL_MASK, is_long);
+  if (long_lanes == 0) return;  // the same in every lane: 58% of the tiles of the default graph
+  const int pieces = is_long ? (len - 1) / SEGMENT + 1 : 0;
+  int upto = pieces;  // inclusive prefix sum over the lanes
+#pragma unroll
+  for (int d = 1; d < WARP_SIZE; d *= 2) {
+    const int t = __shfl_up_sync(FULL_MASK, upto, d);
+    if (lane >= d) upto += t;
+  }
+  const int total = __shfl_sync(FULL_MASK, upto, WARP_SIZE - 1);
+  int base = 0;
+  if (lane == 0) base = atomicAdd(ws.num_pieces, total);
+  const int first = __shfl_sync(FULL_MASK, base, 0) + upto - pieces;
+  if (is_long) ws.done[first] = 0;
+  for (unsigned m = long_lanes; m != 0; m &= m - 1) {  // the long rows, lowest lane first
+    const int src = __ffs(static_cast<int>(m)) - 1;
+    const Piece piece{row0 + src, __shfl_sync(FULL_MASK, first, src), __shfl_sync(FULL_MASK, begin, src),
+                      __shfl_sync(FULL_MASK, len, src)};
+    const int n = __shfl_sync(FULL_MASK, pieces, src);
+#pragma unroll 1
+    for (int s = lane; s < n; s += WARP_SIZE) ws.pieces[piece.first + s] = piece;
+  }
 }
+
 
 // A short-row warp: out = log_softmax(A_hat h + b) for rows row0 .. row0 + ROWS_PER_WARP - 1 (those
 // past V and those longer than LONG_ROW excepted). As plain loops: for each short row r, in order:
@@ -688,7 +659,7 @@ __device__ __forceinline__ void long_rows(int warp_id, int long_warps, const int
   const int lane = threadIdx.x % WARP_SIZE;
   const int half = lane / GROUP;
   const int feat = lane % GROUP;
-  const int num_pieces = *ws.num_pieces;  // written by the plan kernel: final here
+  const int num_pieces = *ws.num_pieces;  // written by pass 1: final here
   const double* z_lane = z + feat;
 
   int s = warp_id;
@@ -777,14 +748,15 @@ inline int sm_count() {
   return sms;
 }
 
-// Reset the two counters and list the pieces: ceil(V / 256) blocks of 256 threads (1,102 on the
-// default graph). Reads only indptr: may run before pass 1.
-inline void plan(const tut::GcnProblem& p, const int* indptr, const Workspace& ws, cudaStream_t stream) {
+// Reset the two counters before pass 1 (pass 1 lists the pieces).
+// num_pieces is the list's allocator, which pass 1's blocks add to, and it must start every layer at 0
+// (the last layer left its piece count there; a fresh workspace holds anything). Pass 1 cannot reset
+// it itself: its blocks run in no order, and a block's store of 0 could land after another block's
+// reservation. ticket must be 0 before pass 2; it rides along in the same 8-byte memset.
+inline void reset_counters(const Workspace& ws, cudaStream_t stream) {
   TUT_CUDA_CHECK(cudaMemsetAsync(ws.num_pieces, 0, 2 * sizeof(int), stream));
-  const long long plan_blocks = tut::ceil_div(static_cast<long long>(p.v), static_cast<long long>(PLAN_THREADS));
-  spmm_plan_kernel<<<static_cast<unsigned>(plan_blocks), PLAN_THREADS, 0, stream>>>(p.v, indptr, ws);
-  TUT_CHECK_LAUNCH();
 }
+
 
 // The SpMM with its epilogue, one warp per block: LONG_WARPS_PER_SM long-row warps per SM (2,112 on
 // 132 SMs, fewer when the list cannot hold that many pieces), then ceil(V / 16) short-row warps
@@ -804,7 +776,89 @@ inline void spmm_bias_log_softmax(const tut::GcnProblem& p, const tut::GcnArgs& 
 }  // namespace spmm
 
 // ====================================================================================================
-// The layer: the plan, pass 1 into the workspace, then pass 2.
+// Pass 1's kernel and launcher (after pass 2's types: its blocks also list pass 2's long-row pieces).
+// ====================================================================================================
+namespace xw {
+
+// The warp of a pass-1 block that also lists its tile's long rows.
+constexpr int PLAN_WARP = 0;
+static_assert(TILE_ROWS == WARP_SIZE, "one lane per row of the tile");
+
+// H = X W for F_IN = 128, F_OUT = 16, block b taking the tile of rows 32 b .. 32 b + 31. As plain loops:
+//   for (w < 4) for (r < TILE_ROWS) for (j < 16) part[w][r][j] = sum over k in quarter w of x[row0 + r][k] * W[k][j]
+//   h[row0 + r][j] = ((part[0][r][j] + part[1][r][j]) + part[2][r][j]) + part[3][r][j]
+// Warp PLAN_WARP also lists the tile's long rows as pass 2's pieces (spmm::plan_tile): its loads of the tile's 33 row pointers go out first, ahead of its copies, and
+// come back while the copies are in flight; the atomic and the pieces' stores follow, before the warp
+// waits for its copies. indptr is the graph's (V + 1 entries), ws pass 2's workspace, its counters
+// reset before this kernel.
+__global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM)
+    xw_coalesced_kernel(const double* __restrict__ x, const double* __restrict__ w, double* __restrict__ out, int v,
+                        const int* __restrict__ indptr, const spmm::Workspace ws) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  SharedStorage& s = *reinterpret_cast<SharedStorage*>(smem_raw);
+  const int tid = threadIdx.x;
+  const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
+  const unsigned long long policy = EVICT_FIRST ? evict_first_policy() : 0;
+  const long long row0 = static_cast<long long>(blockIdx.x) * TILE_ROWS;  // < v: one block per tile
+
+  // The plan warp's row pointers: lane l <= rows loads indptr[row0 + l], lane 31 also the 33rd,
+  // indptr[row0 + 32], when the tile is whole (the same lines: 132 bytes). Used after the copies.
+  const int rows = static_cast<int>(min(static_cast<long long>(TILE_ROWS), v - row0));
+  int ptr = 0, ptr_last = 0;
+  if (warp == PLAN_WARP) {
+    if (lane <= rows) ptr = __ldg(indptr + row0 + lane);
+    if (lane == WARP_SIZE - 1 && rows == TILE_ROWS) ptr_last = __ldg(indptr + row0 + TILE_ROWS);
+  }
+
+  // The warp's quarter of W and of the tile: one group of copies, this warp's own.
+#pragma unroll
+  for (int i = 0; i < W_CHUNKS_PER_LANE; ++i) {
+    const int c = warp * K_PER_WARP * F_OUT + (lane + i * WARP_SIZE) * VEC;
+    cp_async_16(s.w + c, w + c, true);  // no policy: W is read by every block
+  }
+  copy_quarter(s.x, x, row0, v, warp, lane, policy);
+  cp_async_commit();
+  if (warp == PLAN_WARP) {  // the plan's work for rows row0 .. row0 + rows - 1, while the copies fly
+    int next = __shfl_down_sync(FULL_MASK, ptr, 1);
+    if (lane == WARP_SIZE - 1) next = ptr_last;
+    spmm::plan_tile(static_cast<int>(row0), ptr, lane < rows ? next - ptr : 0, ws, lane);
+  }
+  cp_async_wait_all();  // this warp's copies have landed; the other warps' do not matter here
+  __syncwarp();
+  multiply_quarter(s.x, s.w, warp, lane_row_of(lane), lane_col_of(lane));
+  __syncthreads();  // all four warps' partial sums are in the tile's buffer
+  sum_and_store(s.x, out, row0, v, tid);
+}
+
+// Lifts the 48 KB limit on dynamic shared memory (49,664 bytes are asked for) and prefers the largest
+// shared carveout, so that BLOCKS_PER_SM blocks fit next to each other; once per device.
+inline void configure() {
+  static int cached_device = -1;
+  int device = 0;
+  TUT_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != cached_device) {
+    TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(SMEM_BYTES)));
+    TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+    cached_device = device;
+  }
+}
+
+// H = X W: ceil(V / 32) blocks of 128 threads (8810 on the default graph), out = H.
+// The blocks also list pass 2's long-row pieces into ws (whose counters must be 0).
+inline void xw_coalesced(const tut::GcnProblem& p, const double* x, const double* w, double* h, const int* indptr,
+                         const spmm::Workspace& ws, cudaStream_t stream) {
+  configure();
+  const long long tiles = tut::ceil_div(static_cast<long long>(p.v), static_cast<long long>(TILE_ROWS));
+  xw_coalesced_kernel<<<static_cast<unsigned>(tiles), BLOCK_THREADS, SMEM_BYTES, stream>>>(x, w, h, p.v, indptr, ws);
+  TUT_CHECK_LAUNCH();
+}
+
+}  // namespace xw
+
+// ====================================================================================================
+// The layer: the counters' reset, pass 1 (with the plan's work) into the workspace, then pass 2.
 // ====================================================================================================
 
 // The workspace: H (V x F_OUT doubles), then chapter 30's counters and list, each part 256-byte aligned.
@@ -820,15 +874,15 @@ inline const char* refuses(const tut::GcnProblem& p) {
   return nullptr;
 }
 
-// out = log_softmax(A_hat (X W) + b). In stream order: the counters' reset and the plan kernel (they
-// read only indptr), pass 1 (H = X W into the workspace), pass 2 (the SpMM with the epilogue, reading
-// H while it is in L2).
+// out = log_softmax(A_hat (X W) + b). In stream order: the counters' reset, pass 1 (H = X W into the
+// workspace; its blocks also list the long-row pieces, reading indptr), pass 2 (the SpMM with
+// the epilogue, reading H and the complete list: it starts after pass 1's last block, stream order).
 inline void gcn_layer_fused(const tut::GcnProblem& p, const tut::GcnArgs& a, cudaStream_t stream) {
   if (p.v == 0) return;  // nothing to compute, and a grid of 0 blocks is a launch error
   double* h = static_cast<double*>(a.workspace);
   const spmm::Workspace ws = spmm::carve(static_cast<char*>(a.workspace) + h_bytes(p), p);
-  spmm::plan(p, a.a.indptr, ws, stream);
-  xw::xw_coalesced(p, a.x, a.w, h, stream);
+  spmm::reset_counters(ws, stream);
+  xw::xw_coalesced(p, a.x, a.w, h, a.a.indptr, ws, stream);  // also lists the long-row pieces
   spmm::spmm_bias_log_softmax(p, a, h, ws, stream);
 }
 
