@@ -1,6 +1,6 @@
 """Chapter 32: the GCN layer's data flow. The library pipeline (four kernels: DGEMM, SpMM, bias,
-log-softmax) against the fused layer (the plan kernel over indptr, then two passes: the GEMM, then the
-SpMM with bias + log_softmax in its epilogue, batched 16 rows per short-row warp), drawn as transfers
+log-softmax) against the fused layer (two passes: the GEMM, whose blocks also list the long rows from
+indptr, then the SpMM with bias + log_softmax in its epilogue, batched 16 rows per short-row warp), drawn as transfers
 between global memory and the SMs, each arrow as wide as the bytes it moves; below, the bytes of each
 pipeline (the library pipeline, the chapter's baseline, has the plain bias + log_softmax kernel in
 place of the last two) against the floor.
@@ -33,7 +33,7 @@ A_MB = (4 * (V + 1) + 4 * NNZ + 8 * NNZ) / MB  # 32.3: indptr, indices, values
 ROWS_MB = 8 * V * F_OUT / MB  # 36.1: H, Y or out, V x 16 doubles
 FLOOR_MB = X_MB + W_MB + B_MB + A_MB + ROWS_MB  # 357.0: gcn_layer_cost
 FUSED_MB = FLOOR_MB + 2 * ROWS_MB  # 429.2: + H written and read once
-INDPTR_MB = 4 * (V + 1) / MB  # 1.1: read by the plan kernel (and again by pass 2, from L2)
+INDPTR_MB = 4 * (V + 1) / MB  # 1.1: read by pass 1's plan warps (and again by pass 2, from L2)
 LIBRARY_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (2 * ROWS_MB + B_MB) + 2 * ROWS_MB  # 573.5
 PLAIN_MB = (X_MB + W_MB + ROWS_MB) + (A_MB + 2 * ROWS_MB) + (ROWS_MB + B_MB + ROWS_MB)  # 501.4
 
@@ -134,14 +134,13 @@ def _library(ax):
 
 def _fused(ax):
     height = HEIGHT
-    _frame(ax, f"chapter 32: the plan, then two passes, the epilogue in the SpMM\n{FUSED_MB:.1f} MB with H through DRAM "
+    _frame(ax, f"chapter 32: two passes, the plan in the first, the epilogue in the SpMM\n{FUSED_MB:.1f} MB with H through DRAM "
                f"({FUSED_MB / FLOOR_MB:.2f}× the floor), {FLOOR_MB:.1f} MB if H stays in L2", height)
-    # the plan kernel, first: it reads only indptr
-    _kernel(ax, 0.0, 0.95, "plan kernel (chapter 30)", "lists the long rows' pieces; runs before pass 1")
+    # pass 1, which also lists the long rows (chapter 30's plan) from indptr
+    _kernel(ax, 0.0, 3.85, "pass 1: chapter 28's GEMM + the plan", "H = X W: a block per 32-row tile, a warp\nper quarter of F_in; X's copies evict-first in L2;\n"
+            "warp 0 lists the tile's long rows as pieces")
     _mem(ax, 0.1, 0.75, f"indptr  {INDPTR_MB:.1f} MB", A_COLOUR)
     _flow(ax, (MEM_X1 + 0.05, 0.42), (SM_X0 - 0.05, 0.5), INDPTR_MB, A_COLOUR, "indptr")
-    # pass 1
-    _kernel(ax, 1.25, 3.85, "pass 1: chapter 28's GEMM", "H = X W: a block per 32-row tile, a warp\nper quarter of F_in; X's copies evict-first in L2")
     _mem(ax, 1.25, 2.35, f"X  {V}×{F_IN}\n{X_MB:.1f} MB", X_COLOUR)
     _mem(ax, 2.55, 3.05, f"W  {W_MB * 1e3:.0f} KB", W_COLOUR)
     _flow(ax, (MEM_X1 + 0.05, 1.8), (SM_X0 - 0.05, 2.15), X_MB, X_COLOUR, f"X read {X_MB:.1f}")
@@ -176,7 +175,7 @@ def _fused(ax):
     _flow(ax, (MEM_X1 + 0.05, 9.25), (SM_X0 + 0.2, 9.45), B_MB, OUT_COLOUR, "b")
     _mem(ax, 11.5, 12.7, f"out  {ROWS_MB:.1f} MB", OUT_COLOUR)
     _flow(ax, (SM_X0 + 0.2, 11.9), (MEM_X1 + 0.05, 12.1), ROWS_MB, OUT_COLOUR, f"out written {ROWS_MB:.1f}")
-    ax.text(0.0, 13.8, "3 kernels + an 8-byte reset; Y and t never reach memory", fontsize=8, color="#444444")
+    ax.text(0.0, 13.8, "2 kernels + an 8-byte reset; Y and t never reach memory", fontsize=8, color="#444444")
 
 
 def _bars(ax):
