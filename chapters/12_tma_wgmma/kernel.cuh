@@ -927,18 +927,19 @@ inline const DeviceFacts& device_facts() {
 // ---- The plan ------------------------------------------------------------------------------------
 
 // The rule's model of a plan's time. Its constants are fitted to the measured time of every
-// candidate plan (all shapes x splits) of the suite's problems on the H100 (2026-11-27: 234 plans
-// of 8 problems, least squares on log time; the README gives the fit and its residuals).
+// candidate plan (all shapes x splits) of the suite's problems on the H100 (2026-11-27: three runs'
+// 492 plans of 8 problems, least squares on log time; the README gives the fit and its residuals).
 // A plan of tile shape BM and S splits has U = ceil(M / (CLUSTER_M x BM)) x ceil(N / (CLUSTER_N x
 // BLOCK_N)) units of work per split, U x S items, walked by the clusters that fit (66): the busiest
 // cluster runs R = ceil(U x S / clusters) items ("rounds") of ceil(k_steps / S) K steps each.
 //  - A K step costs the largest of: the tensor cores' time (BM x BLOCK_N x BLOCK_K multiply-adds)
-//    at TC_EFFICIENCY of their peak; STEP_MIN_CLK, the consumers' own chain per step (wait for the
-//    stage, load B's fragments, issue, wait for the previous step's wgmmas, release), which bounds
-//    the 128- and 64-row tiles; and the L2's share: each busy SM pulls (BM / CLUSTER_N + BLOCK_N /
-//    CLUSTER_M) x 128 bytes per step, and the L2 gives L2_BYTES_PER_CLK per SM per clock when
-//    every SM pulls (fewer busy SMs get more each). B loaded in place (cp.async, below) makes a
-//    step take at least DIRECT_STEP_US.
+//    at TC_EFFICIENCY of their peak; the stage's fill: (BM + BLOCK_N) x 128 bytes land in the
+//    block's shared memory per step, multicast or not, at FILL_BYTES_PER_CLK (measured: what bounds
+//    the 256- and 128-row tiles, on 8 SMs as on 128); STEP_MIN_CLK, the least a step takes (the
+//    64-row tile's bound on few SMs); and the L2's share: each busy SM pulls (BM / CLUSTER_N +
+//    BLOCK_N / CLUSTER_M) x 128 bytes per step, and the L2 gives L2_BYTES_PER_CLK per SM per clock
+//    when every SM pulls (fewer busy SMs get more each). B loaded in place (cp.async, below) makes
+//    a step take at least DIRECT_STEP_US.
 //  - A round adds ITEM_US (the epilogue, the next item's first loads); the launch LAUNCH_US.
 //  - Split-K: every item stores its partial tile (BM x BLOCK_N floats at STORE_BYTES_PER_US per
 //    SM), and the tile's last split reads the S partials back: (VECS / CHUNK) x ceil(S /
@@ -952,18 +953,19 @@ inline const DeviceFacts& device_facts() {
 //    plan (b_in_place below; DIRECT_B = 0: always copied, 2: always in place).
 // The constants describe this kernel on the H100; the clock, SM count, tensor-core and DRAM rates
 // come from the device.
-constexpr double TC_EFFICIENCY = 0.89;         // the tensor cores' share of their peak in the main loop
-constexpr double STEP_MIN_CLK = 820;           // the least a K step takes, whatever the tile
-constexpr double L2_BYTES_PER_CLK = 25.4;      // per SM per clock with every SM pulling (6.6 TB/s on 132)
-constexpr double LAUNCH_US = 4.65;             // launch, first tile loads, last store
-constexpr double ITEM_US = 2.27;               // per round: the epilogue, the next item's first loads
-constexpr double STORE_BYTES_PER_US = 20.6e3;  // one SM storing its partial tile (20.6 GB/s)
-constexpr double TRIP_US = 0.434;              // one dependent round trip of the reduction's loads
-constexpr double REDUCE_BYTES_PER_US = 151e3;  // one SM reading the partials back (151 GB/s)
+constexpr double TC_EFFICIENCY = 0.99;         // the tensor cores' share of their peak in the main loop
+constexpr double FILL_BYTES_PER_CLK = 37.0;    // bytes landing in one SM's shared memory per clock
+constexpr double STEP_MIN_CLK = 816;           // the least a K step takes, whatever the tile
+constexpr double L2_BYTES_PER_CLK = 26.1;      // per SM per clock with every SM pulling (6.8 TB/s on 132)
+constexpr double LAUNCH_US = 4.05;             // launch, first tile loads, last store
+constexpr double ITEM_US = 2.60;               // per round: the epilogue, the next item's first loads
+constexpr double STORE_BYTES_PER_US = 19.3e3;  // one SM storing its partial tile (19.3 GB/s)
+constexpr double TRIP_US = 0.358;              // one dependent round trip of the reduction's loads
+constexpr double REDUCE_BYTES_PER_US = 128e3;  // one SM reading the partials back (128 GB/s)
 constexpr int SPLITS_PER_TRIP = 4;             // SPLITS_IN_FLIGHT in the kernel's reduction
-constexpr double DRAM_EFFICIENCY = 0.84;       // of the peak, on a stream of loads
-constexpr double DIRECT_STEP_US = 1.55;        // a K step with B read in place by cp.async, at least
-constexpr double COPY_BYTES_PER_US = 1.42e6;   // cudaMemcpy2DAsync with unaligned rows, read + write
+constexpr double DRAM_EFFICIENCY = 0.83;       // of the peak, on a stream of loads
+constexpr double DIRECT_STEP_US = 1.56;        // a K step with B read in place by cp.async, at least
+constexpr double COPY_BYTES_PER_US = 1.45e6;   // cudaMemcpy2DAsync with unaligned rows, read + write
 
 class Planner : public tut::GemmPlanner {
  public:
@@ -1034,12 +1036,13 @@ class Planner : public tut::GemmPlanner {
     const long long items = units(p, c.tile) * c.splits;
     const long long rounds = tut::ceil_div<long long>(items, d.clusters[c.tile]);
     const double busy_sms = double(std::min<long long>(items, d.clusters[c.tile]) * CLUSTER_N * CLUSTER_M);
-    // One K step: the tensor cores, the consumers' chain, or the L2's share, whichever is slowest.
+    // One K step: the tensor cores, the stage's fill, the floor, or the L2's share, whichever is slowest.
     const double tc_clk = double(bm) * BLOCK_N * BLOCK_K / (d.tc_fma_per_clk * TC_EFFICIENCY);
+    const double fill_clk = double(bm + BLOCK_N) * BLOCK_K * 4 / FILL_BYTES_PER_CLK;
     const double step_bytes = double(bm / CLUSTER_N + BLOCK_N / CLUSTER_M) * BLOCK_K * 4;
     const double l2_clk = step_bytes * busy_sms / (L2_BYTES_PER_CLK * d.sms);
     const double clk_per_us = d.clock_ghz * 1e3;
-    const double step_us = std::max({tc_clk, STEP_MIN_CLK, l2_clk}) / clk_per_us;
+    const double step_us = std::max({tc_clk, fill_clk, STEP_MIN_CLK, l2_clk}) / clk_per_us;
     // Split-K: the partial's store on every item, the reduction once per round (the convoy).
     const double tile_bytes = double(bm) * BLOCK_N * 4;
     double split_us = 0;
