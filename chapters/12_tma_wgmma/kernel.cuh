@@ -79,13 +79,18 @@
 namespace ch12 {
 
 // The block tile: BLOCK_M rows (a plan's choice, Tile below) x BLOCK_N columns of C, BLOCK_K of K
-// per stage, STAGES stages. A reader may try STAGES = 3 (less latency hidden), CLUSTER_N = 1 (no
+// per stage, STAGES stages (STAGES_64 for the 64-row tile). A reader may try STAGES = 3 (less
+// latency hidden), STAGES_64 = 4 (the 64-row tile with the others' ring), CLUSTER_N = 1 (no
 // multicast: each block fetches all of A's tile itself), CLUSTER_M = 2 (pairs along M share B's
 // tile instead, or as well), GROUP_M, PERSISTENT = 0, TF32_MAPS = 0 or DIRECT_B = 0; the
 // static_asserts keep the rest consistent.
 constexpr int BLOCK_N = 128;  // = CONSUMERS x wgmma's M (64)
 constexpr int BLOCK_K = 32;   // 32 floats = 128 bytes: one row of the 128-byte swizzle
 constexpr int STAGES = 4;
+// The 64-row tile's ring: 8 stages of 24 KB, the 192 KB of the 256-row tile's 4 x 48 KB. With 4 its
+// K step, the shortest of the three, takes 5% longer at 1024^3 (tuning run 50); the 128-row tile
+// gained nothing from 6 stages (tuning run 46).
+constexpr int STAGES_64 = 8;
 constexpr int CLUSTER_N = 2;   // blocks per cluster side by side along N: they share A's tile
 constexpr int CLUSTER_M = 1;   // blocks per cluster stacked along M: they share B's tile
 constexpr int GROUP_M = 8;     // the persistent schedule walks bands of GROUP_M cluster rows (L2 reuse)
@@ -145,6 +150,7 @@ struct Tile {
   static constexpr int STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES;  // what the full barrier waits for
   // The CLUSTER_N blocks of a cluster row each fetch A_BOX_M of A's BLOCK_M rows for all of them.
   static constexpr int A_BOX_M = BM / CLUSTER_N;
+  static constexpr int STAGES = BM >= 128 ? ch12::STAGES : STAGES_64;  // the ring
   // Dynamic shared memory: the stages, 1 KB of slack to align them, the 2 x STAGES mbarriers and
   // one word where the consumers learn whether their split arrived last.
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + SWIZZLE_ATOM_BYTES + 2 * STAGES * 8 + 16;
@@ -415,6 +421,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
                           int splits, float4* partials, int* counters) {
   using T = Tile<BM>;
   constexpr int ACC = T::ACC;
+  constexpr int STAGES = T::STAGES;  // this tile's ring
   extern __shared__ uint8_t smem_raw[];
   // The stages on a 1024-byte boundary (the swizzle repeats every 8 rows of 128 bytes, and the
   // TMA and wgmma both compute it from the address).
