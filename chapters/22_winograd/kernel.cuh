@@ -13,9 +13,10 @@
 //                TILE=4`). The kernel is fused: a block owns BT = 32 output tiles x BK filters and
 //                runs two roles. Its 4 producer warps copy each chunk of BC = 8 channels (the raw
 //                patches and the chunk's transformed filter, cp.async) into one of two buffers and
-//                transform the patches there (V, two buffers too); its 8 consumer warps run the
-//                (m+2)^2 small GEMMs of the chunk on 144 or 128 accumulators per thread, a warp owning
-//                whole points (all BK x BT sums of each: 8 x 4 or 16 x 4 per lane), while the
+//                transform the patches there (V, two buffers too); its consumer warps (12 for F(4x4),
+//                8 for F(2x2)) run the (m+2)^2 small GEMMs of the chunk on 96 or 128 accumulators per
+//                thread, a warp owning whole points (all BK x BT sums of each: 8 x 4 or 16 x 4 per
+//                lane), while the
 //                producers prepare the next chunk. Named barriers hand the buffers back and forth. The
 //                output transform is the epilogue: the accumulators go through shared memory so that
 //                one thread holds all (m+2)^2 sums of one (filter, tile), and leave as m x m outputs.
@@ -37,10 +38,15 @@
 //                of 234 with the copies inside) and raise the issue rate: ~1.2x on every layer. The
 //                filter transform's 44 float64 divisions per thread (a subroutine each) become
 //                multiplications: most of its 27 us on r50_c5_3x3 should go.
-// Measured:      (H100; README.md) seed_3x3 0.7882 ms, 106.4% of cuDNN's fastest FMA algorithm at
-//                its best over the processes (0.8387 ms); 94.6% of cuDNN's fastest in geometric mean
-//                over the five 3x3 stride-1 layers (84.2% for the first version): c3, c4 and c5 run
-//                F(2x2) now, 1.18 to 1.28x faster than the first version (tuning run 41).
+//                (The third version, before its measurements) F(4x4)'s consumers wait on their shared
+//                loads with 2 warps per scheduler: 12 consumer warps of 3 whole points (96
+//                accumulators, 512 threads at 128 registers) give each scheduler 3, for 5.7% more
+//                consumer instructions per chunk (the SASS): seed_3x3 ~0.66 to 0.70 ms.
+// Measured:      (H100; README.md) 12 consumer warps for F(4x4): seed_3x3 0.7934 -> 0.7338 ms and
+//                r50_c2_3x3 0.1087 -> 0.1008 ms (tuning run 51, bit-identical results); the short
+//                scoreboard stall 1.89 -> 0.43 per instruction, the barrier stall 0.77 -> 2.01 (the
+//                producers now set the pace). The second version: c3, c4 and c5 run F(2x2), 1.18 to
+//                1.28x faster than the first version (tuning run 41).
 //                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
 //                for the previous kernel with the new filter transform (same session); with 168
 //                registers per thread (384 threads) its consumers wait on their shared loads (short
@@ -56,7 +62,8 @@
 //                aligned, else scalar).
 //                Workspace: the transformed filter, (m+2)^2 x ceil(C/8)*8 x ceil(K/BK)*BK floats,
 //                plus splits x N*K*P*Q floats when the channels are split. Shared memory (dynamic):
-//                216 KiB (F4) or 128 KiB (F2), one block of 384 threads (168 registers each) per SM.
+//                216 KiB (F4) or 128 KiB (F2), one block per SM: 512 threads at 128 registers (F4) or
+//                384 at 164 (F2).
 //                Sm_80 or newer (cp.async).
 #pragma once
 
@@ -84,10 +91,10 @@ constexpr int F2_MAX_WAVES = 2;
 // rows): it trusts that nobody rewrote the filter in place between calls.
 constexpr int FILTER_ONCE = 0;
 
-// The block: NUM_WARPS consumer warps (the GEMMs) and PRODUCER_WARPS producer warps (the copies
-// and the input transform); BT output tiles x BK filters (BK per tile size, below); channels in
-// chunks of BC. A chunk has BC x BT patches, one per consumer thread's (channel, tile) pair in the
-// epilogue's count, PATCHES per producer thread.
+// The block: consumer warps (the GEMMs: NUM_WARPS, or CONSUMER_WARPS_F4 for F(4x4), below) and
+// PRODUCER_WARPS producer warps (the copies and the input transform); BT output tiles x BK filters
+// (BK per tile size, below); channels in chunks of BC. A chunk has BC x BT patches, one per thread
+// of NUM_THREADS (the filter transform's and the split sum's blocks), PATCHES per producer thread.
 constexpr int WARP_SIZE = 32;
 constexpr int NUM_WARPS = 8;
 constexpr int NUM_THREADS = NUM_WARPS * WARP_SIZE;  // 256
@@ -96,11 +103,14 @@ constexpr int BT = 32;
 static_assert(BC * BT == NUM_THREADS, "one (channel, tile) pair of a chunk per GEMM thread");
 constexpr int VEC = 4;  // floats per 128-bit access
 // The producers: PRODUCER_WARPS more warps (one per scheduler) copy the chunks and transform the
-// patches while the NUM_WARPS consumer warps run the GEMMs, PATCHES patches per producer thread and
-// chunk. 384 threads leave 168 registers each: the 144 accumulators of F(4x4) and little else.
+// patches while the consumer warps run the GEMMs, PATCHES patches per producer thread and chunk.
+// F(2x2) has NUM_WARPS consumer warps (384 threads: 164 registers each, 128 accumulators); F(4x4)
+// has CONSUMER_WARPS_F4 (3 per scheduler, 3 whole points each: 512 threads, 128 registers each, 96
+// accumulators). With 8 (144 accumulators in 168 registers) its consumers waited on their shared
+// loads, 2 warps per scheduler: 8% slower (tuning run 51).
 constexpr int PRODUCER_WARPS = 4;
 constexpr int PRODUCER_THREADS = PRODUCER_WARPS * WARP_SIZE;  // 128
-constexpr int BLOCK_THREADS = NUM_THREADS + PRODUCER_THREADS;  // 384
+constexpr int CONSUMER_WARPS_F4 = 12;
 static_assert(PRODUCER_THREADS % BT == 0 && (BC * BT) % PRODUCER_THREADS == 0, "whole patches per producer");
 constexpr int PATCHES = BC * BT / PRODUCER_THREADS;  // 2
 // The consumers' channel loop, per tile size: 1 (rolled) or BC (unrolled). Measured (README):
@@ -109,12 +119,12 @@ constexpr int UNROLL_F4 = 8;
 constexpr int UNROLL_F2 = 1;
 
 // The (m+2)^2 GEMMs of a chunk are shared by the warps by points: warp w owns FULL whole points
-// (all BK filters x BT tiles of each), and when NUM_WARPS does not divide (m+2)^2 the REM points
+// (all BK filters x BT tiles of each), and when the consumer warps do not divide (m+2)^2 the REM points
 // left over are split by filters, REM_SPLIT warps to a point. The lanes of a warp form LANES_K x
 // LANES_T, lane (lk, lt) holding LK filters x LT tiles of each whole point: filters s*16 + lk*4 + e
-// (s < LK/4, e < 4), tiles lt*4 + e. F(4x4): 4 whole points at 8 x 4 per lane (2 float4s of U and
-// 1 of V for 32 FMAs) plus half of one of the last 4 points at 4 x 4 (1 + 1 for 16), 144 sums;
-// F(2x2): 2 whole points at 16 x 4. A lane's 4 filters (and 4 tiles) are one float4 in shared
+// (s < LK/4, e < 4), tiles lt*4 + e. F(4x4), 12 warps: 3 whole points at 8 x 4 per lane (2 float4s
+// of U and 1 of V for 32 FMAs), 96 sums (with 8 warps: 4 whole points plus half of one of the last
+// 4 at 4 x 4, 144 sums); F(2x2), 8 warps: 2 whole points at 16 x 4. A lane's 4 filters (and 4 tiles) are one float4 in shared
 // memory. Measured on seed_3x3 (README, "What the profiler says"): a warp's float4 load of U (4
 // distinct float4s) costs 2 shared-memory wavefronts and one of V (8 distinct) 4, whatever the order
 // of the lanes, so a warp that owns a whole point (32 x 32 sums) pays 8 wavefronts per 32 FMAs per
@@ -132,10 +142,16 @@ struct Tile {
   // block's 36 x 32 x 32 = 36,864 sums; F(4x4) cannot have both BK and BT at 64).
   static constexpr int BK = M == 2 ? 64 : 32;
   static_assert(BK % (NUM_THREADS / BC) == 0, "the filter transform's blocks tile the padded K");
-  static constexpr int FULL = NXI / NUM_WARPS;                     // whole points per warp: 4 or 2
-  static constexpr int REM = NXI % NUM_WARPS;                      // points left over: 4 or 0
-  static constexpr int REM_SPLIT = REM == 0 ? 1 : NUM_WARPS / REM;  // warps per left-over point: 2
-  static_assert(REM == 0 || NUM_WARPS % REM == 0, "the left-over points split evenly over the warps");
+  // The fused kernel's consumer warps: CONSUMER_WARPS_F4 for F(4x4) (3 per scheduler, 3 whole points
+  // each), NUM_WARPS for F(2x2). THREADS: the whole block, with the 4 producer warps.
+  static constexpr int CONSUMER_WARPS = M == 4 ? CONSUMER_WARPS_F4 : NUM_WARPS;
+  static constexpr int CONSUMER_THREADS = CONSUMER_WARPS * WARP_SIZE;  // 384 or 256
+  static constexpr int THREADS = CONSUMER_THREADS + PRODUCER_THREADS;  // 512 or 384
+  static_assert(CONSUMER_THREADS % BT == 0, "a consumer thread's epilogue tile is the same for every pair");
+  static constexpr int FULL = NXI / CONSUMER_WARPS;                          // whole points per warp: 3 or 2
+  static constexpr int REM = NXI % CONSUMER_WARPS;                           // points left over: 0 and 0
+  static constexpr int REM_SPLIT = REM == 0 ? 1 : CONSUMER_WARPS / REM;      // warps per left-over point
+  static_assert(REM == 0 || CONSUMER_WARPS % REM == 0, "the left-over points split evenly over the warps");
   static_assert(BK % (REM_SPLIT * LANES_K * VEC) == 0, "a left-over point's filters split in float4s");
   static constexpr int LK = BK / LANES_K;                          // 8 or 16 filters per lane
   static constexpr int LT = BT / LANES_T;                          // 4 tiles per lane
@@ -144,8 +160,8 @@ struct Tile {
   static constexpr int SUB_KR = LKR / VEC;
   static constexpr int SUB_T = LT / VEC;
   static_assert(LK % VEC == 0 && LT % VEC == 0, "a lane's filters and tiles are whole float4s");
-  static constexpr int ACCS = FULL * LK * LT + (REM > 0 ? LKR * LT : 0);  // 144 or 128
-  static_assert(ACCS * NUM_THREADS == NXI * BK * BT, "the lanes hold every sum once");
+  static constexpr int ACCS = FULL * LK * LT + (REM > 0 ? LKR * LT : 0);  // 96 or 128
+  static_assert(ACCS * CONSUMER_THREADS == NXI * BK * BT, "the lanes hold every sum once");
   // Shared memory, in floats. The pipeline: the chunk's transformed filter Us[2][NXI][BC][BK], its
   // raw patches Ds[2][BC][NXI][BT] and its transformed patches Vs[2][NXI][BC][BT], all
   // double-buffered. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
@@ -158,8 +174,10 @@ struct Tile {
       sizeof(float) * std::size_t(PIPE_FLOATS > M_FLOATS ? PIPE_FLOATS : M_FLOATS);
   static_assert(U_FLOATS % (VEC * PRODUCER_THREADS) == 0, "the filter copy is whole float4s per thread");
   static constexpr int U_VECS = U_FLOATS / (VEC * PRODUCER_THREADS);  // 16 or 18 per producer thread
-  static_assert((BK * BT) % NUM_THREADS == 0, "the epilogue's (filter, tile) pairs split evenly");
-  static constexpr int OUTS = BK * BT / NUM_THREADS;  // 8 or 4 (filter, tile) pairs per thread
+  // 1,024 pairs over 384 consumer threads do not split evenly for F(4x4): OUTS rounds up
+  // (3), and a thread's pair o exists while its filter kk = tid / BT + o * CONSUMER_THREADS / BT < BK
+  // (warps 0-7 take 3 pairs, warps 8-11 take 2: 8 per scheduler, as the chapter's 2 warps x 4).
+  static constexpr int OUTS = (BK * BT + CONSUMER_THREADS - 1) / CONSUMER_THREADS;  // 3 or 8
   // Transform depths for the error bound (docs/measuring.md): the longest sum of a 1-D input
   // transform row (B^T) and of a 1-D output transform row (A^T), in terms.
   static constexpr int IN_TERMS = M == 2 ? 2 : 4;
@@ -371,7 +389,7 @@ __device__ __forceinline__ void bar_arrive(int id, int count) {
 }
 
 template <int M>
-__global__ void __launch_bounds__(BLOCK_THREADS, 1)
+__global__ void __launch_bounds__(Tile<M>::THREADS, 1)
     winograd_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ u,
                     float* __restrict__ out, std::size_t split_stride, bool vec_y) {
   using T = Tile<M>;
@@ -394,11 +412,13 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
   const int chunks = min(g.chunks, chunk_begin + g.chunks_per_split) - chunk_begin;  // this block's
   out += blockIdx.z * split_stride;  // this split's partial y (split_stride 0: y itself)
 
-  if (tid >= NUM_THREADS) {
-    // ---- The producers: warps NUM_WARPS.., 128 threads. Producer thread pt copies and transforms
+  constexpr int CONSUMERS = T::CONSUMER_THREADS;  // 384 (F4) or 256 (F2)
+  constexpr int THREADS = T::THREADS;             // 512 (F4) or 384 (F2)
+  if (tid >= CONSUMERS) {
+    // ---- The producers: warps CONSUMER_WARPS.., 128 threads. Producer thread pt copies and transforms
     // the patches of tile tt and channels tc0 + j * CH_STEP (j < PATCHES) of every chunk, and copies
     // its share of the chunk's transformed filter. Its raw patches are its own: Ds needs no barrier.
-    const int pt = tid - NUM_THREADS;
+    const int pt = tid - CONSUMERS;
     constexpr int CH_STEP = PRODUCER_THREADS / BT;  // 4
     const int tt = pt % BT, tc0 = pt / BT;
     // Which of the patch's rows and columns lie inside the image, as bit masks (a tile past the last
@@ -511,9 +531,9 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
       cp_async_commit();
       cp_async_wait_one();
       transform_patches(buf);
-      bar_arrive(BAR_FULL + buf, BLOCK_THREADS);
+      bar_arrive(BAR_FULL + buf, THREADS);
       if (i + 1 < chunks) {
-        if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), BLOCK_THREADS);
+        if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), THREADS);
         copy_filter(chunk_begin + i + 1, buf ^ 1);
       }
       cp_async_commit();
@@ -522,10 +542,10 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
     return;
   }
 
-  // ---- The consumers: warps 0..NUM_WARPS-1, the GEMMs and the epilogue.
+  // ---- The consumers: warps 0..CONSUMER_WARPS-1, the GEMMs and the epilogue.
   // acc[p][i][j] += U[xi][c][filter i] * V[xi][c][tile j] over the chunk's channels, for this warp's
   // whole points xi = warp * FULL + p, and accr[i][j] for its share of the left-over point
-  // xi = FULL * NUM_WARPS + warp / REM_SPLIT (filters rs * BK / REM_SPLIT + ...).
+  // xi = FULL * CONSUMER_WARPS + warp / REM_SPLIT (filters rs * BK / REM_SPLIT + ...).
   const int lane_k = lane / LANES_T, lane_t = lane % LANES_T;
   const int rs = warp % T::REM_SPLIT;
   float acc[T::FULL][T::LK][T::LT];
@@ -542,7 +562,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
     for (int j = 0; j < T::LT; ++j) accr[i][j] = 0.0f;
   const int u_lane = warp * T::FULL * BC * BK + lane_k * VEC;
   const int v_lane = warp * T::FULL * BC * BT + lane_t * VEC;
-  const int xr = T::FULL * NUM_WARPS + (T::REM > 0 ? warp / T::REM_SPLIT : 0);
+  const int xr = T::FULL * T::CONSUMER_WARPS + (T::REM > 0 ? warp / T::REM_SPLIT : 0);
   const int ur_lane = xr * BC * BK + rs * (BK / T::REM_SPLIT) + lane_k * VEC;
   const int vr_lane = xr * BC * BT + lane_t * VEC;
   constexpr int UNROLL = M == 2 ? UNROLL_F2 : UNROLL_F4;
@@ -595,16 +615,16 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
   // buffer back (only when the producers will refill it: chunk i + 2 exists).
   for (int i = 0; i < chunks; ++i) {
     const int buf = i & 1;
-    bar_sync(BAR_FULL + buf, BLOCK_THREADS);
+    bar_sync(BAR_FULL + buf, THREADS);
     multiply(buf);
-    if (i + 2 < chunks) bar_arrive(BAR_EMPTY + buf, BLOCK_THREADS);
+    if (i + 2 < chunks) bar_arrive(BAR_EMPTY + buf, THREADS);
   }
 
   // Epilogue. The (m+2)^2 sums of one (filter, tile) are spread over the warps: they meet in
   // shared memory, Ms[xi][filter][tile] (over the pipeline's buffers: the producers are done with
   // them, and so is every consumer after the barrier), and each thread then transforms whole
   // (filter, tile) pairs: Y = A^T M A.
-  bar_sync(BAR_CONSUMERS, NUM_THREADS);
+  bar_sync(BAR_CONSUMERS, CONSUMERS);
   float* const Ms = smem;
 #pragma unroll
   for (int p_ = 0; p_ < T::FULL; ++p_) {
@@ -630,10 +650,10 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
       }
     }
   }
-  bar_sync(BAR_CONSUMERS, NUM_THREADS);
+  bar_sync(BAR_CONSUMERS, CONSUMERS);
 
-  // Pairs tid + o * NUM_THREADS: tile tid % BT (the same for every o, NUM_THREADS being a multiple
-  // of BT), filter tid / BT + o * NUM_THREADS / BT. Lanes take consecutive tiles: conflict-free reads.
+  // Pairs tid + o * CONSUMERS: tile tid % BT (the same for every o, CONSUMERS being a multiple
+  // of BT), filter tid / BT + o * CONSUMERS / BT. Lanes take consecutive tiles: conflict-free reads.
   const int t_out = tid % BT;
   const int tile = tile0 + t_out;
   if (tile >= g.tiles) return;
@@ -650,7 +670,8 @@ __global__ void __launch_bounds__(BLOCK_THREADS, 1)
   }
 #pragma unroll 1
   for (int o = 0; o < T::OUTS; ++o) {
-    const int kk = tid / BT + o * (NUM_THREADS / BT);
+    const int kk = tid / BT + o * (CONSUMERS / BT);
+    if ((BK * BT) % CONSUMERS != 0 && kk >= BK) break;  // F(4x4): warps 8-11 have no third pair
     const int k = k0 + kk;
     if (k >= g.k) break;
     float m[A][A];
@@ -814,9 +835,9 @@ inline const DeviceFacts& device_facts() {
                                         int(Tile<2>::SMEM_BYTES)));
     TUT_CUDA_CHECK(cudaFuncSetAttribute(winograd_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         int(Tile<4>::SMEM_BYTES)));
-    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[0], winograd_kernel<2>, BLOCK_THREADS,
+    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[0], winograd_kernel<2>, Tile<2>::THREADS,
                                                                  Tile<2>::SMEM_BYTES));
-    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[1], winograd_kernel<4>, BLOCK_THREADS,
+    TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[1], winograd_kernel<4>, Tile<4>::THREADS,
                                                                  Tile<4>::SMEM_BYTES));
     facts.occ[0] = std::max(facts.occ[0], 1);
     facts.occ[1] = std::max(facts.occ[1], 1);
@@ -931,7 +952,7 @@ void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cuda
   g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = pl.chunks_per_split;
   const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(out) % (sizeof(float) * M) == 0;
   const dim3 grid(unsigned(tut::ceil_div(s.tiles, BT) * (s.kp / T::BK)), 1u, unsigned(pl.splits));
-  winograd_kernel<M><<<grid, BLOCK_THREADS, T::SMEM_BYTES, stream>>>(g, a.x, u, out, split_stride, vec_y);
+  winograd_kernel<M><<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(g, a.x, u, out, split_stride, vec_y);
   TUT_CHECK_LAUNCH();
   if (pl.splits > 1) {
     const int count = int(p.y_elems());

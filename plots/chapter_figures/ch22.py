@@ -29,7 +29,8 @@ KERNEL = Path(__file__).resolve().parents[2] / "chapters" / CHAPTER / "kernel.cu
 
 def constants(text: str | None = None) -> dict:
     """The block's shape as kernel.cuh declares it: name -> value."""
-    return kernel_constants(KERNEL, ("NUM_WARPS", "BC", "BT", "PRODUCER_WARPS", "LANES_K", "LANES_T"), text)
+    return kernel_constants(KERNEL, ("NUM_WARPS", "CONSUMER_WARPS_F4", "BC", "BT", "PRODUCER_WARPS", "LANES_K", "LANES_T"),
+                            text)
 
 
 K = constants()
@@ -168,14 +169,20 @@ def winograd_tile_figure(path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # The block: points per warp, and the two roles over chunks.
 
-WARP_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+WARP_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                "#bcbd22", "#17becf", "#393b79", "#843c39"]
+
+
+def consumer_warps(m: int) -> int:
+    return K["CONSUMER_WARPS_F4"] if m == 4 else K["NUM_WARPS"]
 
 
 def point_owners(m: int) -> list[list[int]]:
     """For each point ξ of F(m x m) (row-major over the (m+2) x (m+2) grid), the consumer warps that own
     it: warp w owns points FULL*w .. FULL*w + FULL - 1 whole; the REM left over are split by filters,
-    NUM_WARPS / REM warps to a point (the kernel's Tile<M>)."""
-    nxi, warps = (m + 2) ** 2, K["NUM_WARPS"]
+    warps / REM warps to a point (the kernel's Tile<M>: CONSUMER_WARPS_F4 warps for F(4x4), NUM_WARPS for
+    F(2x2))."""
+    nxi, warps = (m + 2) ** 2, consumer_warps(m)
     full, rem = nxi // warps, nxi % warps
     owners = [[xi // full] for xi in range(full * warps)]
     split = warps // rem if rem else 1
@@ -198,9 +205,10 @@ def _points(ax, m: int, x0: float):
             ax.text(x0 + j + 0.5, i + 0.5, "+".join(f"w{w}" for w in ws), ha="center", va="center", fontsize=5.5,
                     color="white")
     bk = 32 if m == 4 else 64
-    per_lane = "8 × 4 per lane (+ 4 × 4 of a shared point)" if m == 4 else "16 × 4 per lane"
+    full = a * a // consumer_warps(m)
+    per_lane = f"{full} points × 8 × 4 per lane" if m == 4 else f"{full} points × 16 × 4 per lane"
     ax.text(x0 + a / 2, a + 0.4, f"F({m}×{m}): {a * a} points, {bk} filters × {K['BT']} tiles each;\n"
-            f"{per_lane}", ha="center", va="top", fontsize=8)
+            f"{consumer_warps(m)} consumer warps, {per_lane}", ha="center", va="top", fontsize=8)
 
 
 def _owners_panel(ax):
@@ -219,7 +227,8 @@ def _roles_panel(ax):
     ax.set_xlim(-2.6, chunks + 1.2)
     ax.set_ylim(3.3, -0.9)
     ax.axis("off")
-    lanes = {"producers\n(4 warps)": 0.3, "consumers\n(8 warps)": 1.9}
+    lanes = {f"producers\n({K['PRODUCER_WARPS']} warps)": 0.3,
+             f"consumers\n({K['CONSUMER_WARPS_F4']} or\n{K['NUM_WARPS']} warps)": 1.9}
     for name, y in lanes.items():
         ax.text(-0.15, y + 0.5, name, ha="right", va="center", fontsize=9)
     for i in range(chunks):

@@ -119,8 +119,9 @@ def test_chapter_22s_transforms_are_the_direct_convolution():
             assert ch22.winograd_tile(d, g, m)[3] == ch22.direct(d, g, m)
         owners = ch22.point_owners(m)
         assert len(owners) == (m + 2) ** 2
-        share = {w: sum(1 / len(ws) for ws in owners if w in ws) for w in range(ch22.K["NUM_WARPS"])}
-        assert set(share.values()) == {(m + 2) ** 2 / ch22.K["NUM_WARPS"]}
+        warps = ch22.consumer_warps(m)
+        share = {w: sum(1 / len(ws) for ws in owners if w in ws) for w in range(warps)}
+        assert set(share.values()) == {(m + 2) ** 2 / warps}
     assert list(figures.FIGURES["22_winograd"]) == ["winograd-tile.png", "block-roles.png"]
 
 
