@@ -42,10 +42,17 @@
 //                loads with 2 warps per scheduler: 12 consumer warps of 3 whole points (96
 //                accumulators, 512 threads at 128 registers) give each scheduler 3, for 5.7% more
 //                consumer instructions per chunk (the SASS): seed_3x3 ~0.66 to 0.70 ms.
+//                (The fourth version, before its measurements) With 12 consumer warps the consumers wait
+//                at the "buffer full" barrier: the producers, one warp per scheduler beside 3 busy
+//                consumers, set the pace. F(4x4)'s producers issue 946 instructions per chunk (SASS);
+//                a thread owning two adjacent tiles of one channel (float2 loads of the patches and
+//                stores of V), branch-free copies and the transformed filter blocked per chunk take
+//                that to 610: 8.6% fewer per scheduler and chunk, seed_3x3 ~0.67 to 0.69 ms.
 // Measured:      (H100; README.md) 12 consumer warps for F(4x4): seed_3x3 0.7934 -> 0.7338 ms and
 //                r50_c2_3x3 0.1087 -> 0.1008 ms (tuning run 51, bit-identical results); the short
 //                scoreboard stall 1.89 -> 0.43 per instruction, the barrier stall 0.77 -> 2.01 (the
-//                producers now set the pace). The second version: c3, c4 and c5 run F(2x2), 1.18 to
+//                producers now set the pace). Cheaper producers: 0.7345 -> 0.7028 ms, 0.1011 ->
+//                0.0984 ms (tuning run 53, bit-identical), the barrier stall 2.06 -> 1.06. The second version: c3, c4 and c5 run F(2x2), 1.18 to
 //                1.28x faster than the first version (tuning run 41).
 //                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
 //                for the previous kernel with the new filter transform (same session); with 168
@@ -321,14 +328,27 @@ __global__ void __launch_bounds__(NUM_THREADS)
 #pragma unroll
     for (int i = 0; i < A; ++i) t[i][s] = out[i];
   }
-  float* dst = u + std::size_t(c0 + cc) * kp + k0 + kk;
+  // F(4x4)'s transformed filter is blocked, U[k block][chunk][xi][c][kk] (a block's BK = FT_K
+  // filters, one chunk: NXI x BC x BK contiguous floats, in the order of the fused kernel's Us), so that
+  // the producers copy a chunk with one base address and immediate offsets. F(2x2): the chapter's
+  // U[xi][c][k].
+  static_assert(M != 4 || Tile<4>::BK == FT_K, "one filter-transform block per k block of the fused kernel");
+  constexpr int XI_STRIDE = M == 4 ? BC * FT_K : 0;
+  float* dst = M == 4 ? u + (std::size_t(blockIdx.x) * (cp / BC) + blockIdx.y) * (A * A * XI_STRIDE) + cc * FT_K + kk
+                      : u + std::size_t(c0 + cc) * kp + k0 + kk;
 #pragma unroll
   for (int i = 0; i < A; ++i) {
     const double row[3] = {t[i][0], t[i][1], t[i][2]};
     double out[A];
     filter_1d(row, out);
 #pragma unroll
-    for (int j = 0; j < A; ++j) dst[std::size_t(i * A + j) * cp * kp] = float(out[j]);
+    for (int j = 0; j < A; ++j) {
+      if constexpr (M == 4) {
+        dst[(i * A + j) * XI_STRIDE] = float(out[j]);
+      } else {
+        dst[std::size_t(i * A + j) * cp * kp] = float(out[j]);
+      }
+    }
   }
 }
 
@@ -347,6 +367,26 @@ __device__ __forceinline__ void cp_async4_if(float* dst, const float* src, unsig
   asm volatile(
       "{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p cp.async.ca.shared.global [%0], [%1], 4;\n}\n" ::"r"(s),
       "l"(src), "r"(on));
+}
+// One patch row of 6 floats, src[j] to dst[j * BT] (BT floats apart), element j when bit 8 + j
+// of `cols` is set (a column outside the image is left alone: zeroed once at block start); all 6 read as
+// zeros (cp.async's ignore-src) when `rows & bit` is 0 (a row outside the image, or a channel past C).
+// No branch: the predicates are the instruction's own, one per row and one per column.
+__device__ __forceinline__ void cp_async_row6(float* dst, const float* src, unsigned cols, unsigned rows,
+                                              unsigned bit) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile(
+      "{\n .reg .pred z, p;\n .reg .b32 t;\n"
+      " and.b32 t, %3, %4;\n setp.eq.u32 z, t, 0;\n"
+      " and.b32 t, %2, 256;\n setp.ne.u32 p, t, 0;\n @p cp.async.ca.shared.global [%0], [%1], 4, z;\n"
+      " and.b32 t, %2, 512;\n setp.ne.u32 p, t, 0;\n @p cp.async.ca.shared.global [%0+%5], [%1+4], 4, z;\n"
+      " and.b32 t, %2, 1024;\n setp.ne.u32 p, t, 0;\n @p cp.async.ca.shared.global [%0+%6], [%1+8], 4, z;\n"
+      " and.b32 t, %2, 2048;\n setp.ne.u32 p, t, 0;\n @p cp.async.ca.shared.global [%0+%7], [%1+12], 4, z;\n"
+      " and.b32 t, %2, 4096;\n setp.ne.u32 p, t, 0;\n @p cp.async.ca.shared.global [%0+%8], [%1+16], 4, z;\n"
+      " and.b32 t, %2, 8192;\n setp.ne.u32 p, t, 0;\n @p cp.async.ca.shared.global [%0+%9], [%1+20], 4, z;\n"
+      "}\n" ::"r"(s),
+      "l"(src), "r"(cols), "r"(rows), "r"(bit), "n"(BT * 4), "n"(2 * BT * 4), "n"(3 * BT * 4), "n"(4 * BT * 4),
+      "n"(5 * BT * 4));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
@@ -414,7 +454,124 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
 
   constexpr int CONSUMERS = T::CONSUMER_THREADS;  // 384 (F4) or 256 (F2)
   constexpr int THREADS = T::THREADS;             // 512 (F4) or 384 (F2)
-  if (tid >= CONSUMERS) {
+  if (M == 4 && tid >= CONSUMERS) {
+    // ---- F(4x4)'s producers. Producer thread pt owns the two adjacent tiles 2 tp and 2 tp + 1
+    // of channel tc (tp = pt % 16, tc = pt / 16) in every chunk: its loads of Ds and its stores of Vs
+    // are float2s (one instruction for both patches), the copies are branch-free (cp_async_row6: the
+    // column predicates, and ignore-src for the rows outside the image and a channel past C), and the
+    // chunk's transformed filter is one contiguous run (the blocked layout of filter_transform_kernel),
+    // copied from one base address with immediate offsets.
+    const int pt = tid - CONSUMERS;
+    constexpr int PAIRS = BT / 2;  // 16 tile pairs x BC channels = PRODUCER_THREADS
+    static_assert(PAIRS * BC == PRODUCER_THREADS && PATCHES == 2, "two adjacent tiles of one channel per thread");
+    const int tp = pt % PAIRS, tc = pt / PAIRS;
+    // Patch jp is tile 2 tp + (jp ^ half): lanes 16-31 of a warp (the next channel, whose Ds rows lie
+    // on the same banks) copy their odd tile first, so that a copy instruction's 32 lanes write 32 banks.
+    const int half = tc & 1;
+    unsigned in_mask[PATCHES];  // bit i: patch row i inside the image; bit 8 + j: column j
+    int x_row[PATCHES][A];  // x offset of (n, channel 0, patch row i clamped into the image, patch column 0)
+#pragma unroll
+    for (int jp = 0; jp < PATCHES; ++jp) {
+      const int tile = tile0 + 2 * tp + (jp ^ half);
+      TileCoord tcrd{0, 0, 0};
+      if (tile < g.tiles) tcrd = tile_coord<M>(g, tile);
+      const int h0 = tcrd.p0 - g.pad_h, w0 = tcrd.q0 - g.pad_w;
+      in_mask[jp] = 0;
+#pragma unroll
+      for (int i = 0; i < A; ++i) {
+        const bool row = tile < g.tiles && unsigned(h0 + i) < unsigned(g.h);
+        const bool col = tile < g.tiles && unsigned(w0 + i) < unsigned(g.w);
+        in_mask[jp] |= unsigned(row) << i | unsigned(col) << (8 + i);
+        x_row[jp][i] = (tcrd.n * g.c * g.h + min(max(h0 + i, 0), g.h - 1)) * g.w + w0;
+      }
+    }
+    const int plane = g.h * g.w;
+    // The elements of columns outside the image (and, as in the chapter, of rows outside it) are zeroed
+    // once in both buffers; the copies never write the columns, and write zeros to the rows.
+#pragma unroll
+    for (int b = 0; b < 2; ++b)
+#pragma unroll
+      for (int jp = 0; jp < PATCHES; ++jp)
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+#pragma unroll
+          for (int j = 0; j < A; ++j) {
+            if (((in_mask[jp] >> i) & (in_mask[jp] >> (8 + j)) & 1u) == 0)
+              Ds[b * T::D_FLOATS + (tc * NXI + i * A + j) * BT + 2 * tp + (jp ^ half)] = 0.0f;
+          }
+    // The transformed filter: float4 number (w U_VECS + v) 32 + lane of the chunk's contiguous
+    // NXI x BC x BK floats (Us's order), v < U_VECS, w = pt / 32: each copy instruction of a warp reads
+    // 512 contiguous bytes, and a thread's float4s lie 512 bytes apart (8 of them within the +-2 KiB
+    // that LDGSTS's immediate offset reaches: 3 base addresses per chunk, not 9).
+    const int u_first = ((pt / WARP_SIZE) * T::U_VECS * WARP_SIZE + pt % WARP_SIZE) * VEC;
+    const float* const u_thread = u + std::size_t(k0 / BK) * g.chunks * T::U_FLOATS + u_first;
+
+    auto copy_patches = [&](int chunk, int buf) {
+      const int ch = chunk * BC + tc;
+      const bool ok = ch < g.c;
+      // Channel 0 for one past C (a valid address). The offsets are summed in 32 bits (the tensors have
+      // fewer than 2^31 elements): one IADD3 and one IMAD.WIDE per row, not a 64-bit sum.
+      const int coff = ok ? ch * plane : 0;
+      float* const d = Ds + buf * T::D_FLOATS + tc * NXI * BT + 2 * tp;
+#pragma unroll
+      for (int jp = 0; jp < PATCHES; ++jp) {
+        const unsigned rows = ok ? in_mask[jp] : 0u;
+#pragma unroll
+        for (int i = 0; i < A; ++i)
+          cp_async_row6(d + (jp ^ half) + i * A * BT, x + (coff + x_row[jp][i]), in_mask[jp], rows, 1u << i);
+      }
+    };
+    auto copy_filter = [&](int chunk, int buf) {
+      const float* const src = u_thread + std::size_t(chunk) * T::U_FLOATS;
+      float* const dst = Us + buf * T::U_FLOATS + u_first;
+#pragma unroll
+      for (int v = 0; v < T::U_VECS; ++v) cp_async16(dst + v * WARP_SIZE * VEC, src + v * WARP_SIZE * VEC);
+    };
+    // V = B^T d B of both patches (the chapter's arithmetic per patch), float2 loads and stores.
+    auto transform_patches = [&](int buf) {
+      const float* const d = Ds + buf * T::D_FLOATS + tc * NXI * BT + 2 * tp;
+      float v0[A][A], v1[A][A];
+#pragma unroll
+      for (int i = 0; i < A; ++i)
+#pragma unroll
+        for (int j = 0; j < A; ++j) {
+          const float2 f = *reinterpret_cast<const float2*>(d + (i * A + j) * BT);
+          v0[i][j] = f.x, v1[i][j] = f.y;
+        }
+      input_2d<A>(v0);
+      input_2d<A>(v1);
+      float* const vs = Vs + buf * T::V_FLOATS + tc * BT + 2 * tp;
+#pragma unroll
+      for (int i = 0; i < A; ++i)
+#pragma unroll
+        for (int j = 0; j < A; ++j)
+          *reinterpret_cast<float2*>(vs + (i * A + j) * BC * BT) = make_float2(v0[i][j], v1[i][j]);
+    };
+
+    // The pipeline: the chapter's.
+    if (chunks > 0) {
+      copy_patches(chunk_begin, 0);
+      cp_async_commit();
+      copy_filter(chunk_begin, 0);
+      cp_async_commit();
+    }
+    for (int i = 0; i < chunks; ++i) {
+      const int buf = i & 1;
+      if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, buf ^ 1);
+      cp_async_commit();
+      cp_async_wait_one();
+      transform_patches(buf);
+      bar_arrive(BAR_FULL + buf, THREADS);
+      if (i + 1 < chunks) {
+        if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), THREADS);
+        copy_filter(chunk_begin + i + 1, buf ^ 1);
+      }
+      cp_async_commit();
+    }
+    cp_async_wait_all();
+    return;
+  }
+  if (M == 2 && tid >= CONSUMERS) {  // F(2x2): the chapter's producers
     // ---- The producers: warps CONSUMER_WARPS.., 128 threads. Producer thread pt copies and transforms
     // the patches of tile tt and channels tc0 + j * CH_STEP (j < PATCHES) of every chunk, and copies
     // its share of the chunk's transformed filter. Its raw patches are its own: Ds needs no barrier.
