@@ -71,7 +71,7 @@ print(f"cd {shlex.quote(entry['directory'])} && {link}")
 PY
 ) || exit 2
 echo "variant: building $name with $chapter's flags (spills are errors, as for the chapters)"
-rm -f "$dir/$name"
+rm -f "$dir/$name" "$dir/main.cu.o"  # (a failed compile must not leave the last variant's object to link)
 sed -n 1p <<<"$commands" | bash 2>&1 | grep -E "error|registers|spill" || true
 sed -n 2p <<<"$commands" | bash || true
 [ -x "$dir/$name" ] || { echo "variant: build failed"; exit 1; }
