@@ -428,6 +428,39 @@ __device__ __forceinline__ void bar_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
+// The producers' pipeline over a block's chunks, the same for both tile sizes (the copies and the
+// transform are the caller's). Copy groups, in the order committed: P0 F0 | P1 F1 | P2 F2 ... (P:
+// patches, F: filter; a group may be empty). At iteration i the patches of chunk i + 1 are issued
+// first (Ds[buf ^ 1] held chunk i - 1, transformed by this thread in the previous iteration); "all
+// groups but the newest done" is then chunk i's patches and filter. Vs[buf] and Us[buf ^ 1] are the
+// consumers': Vs[buf] was last read for chunk i - 2 (waited for in iteration i - 1), and Us[buf ^ 1]
+// is refilled only once the consumers are done with chunk i - 1. `threads`: the block's, for the
+// named barriers.
+template <class CopyPatches, class CopyFilter, class Transform>
+__device__ __forceinline__ void producer_pipeline(int chunks, int chunk_begin, int threads, CopyPatches& copy_patches,
+                                                  CopyFilter& copy_filter, Transform& transform_patches) {
+  if (chunks > 0) {
+    copy_patches(chunk_begin, 0);
+    cp_async_commit();
+    copy_filter(chunk_begin, 0);
+    cp_async_commit();
+  }
+  for (int i = 0; i < chunks; ++i) {
+    const int buf = i & 1;
+    if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, buf ^ 1);
+    cp_async_commit();
+    cp_async_wait_one();
+    transform_patches(buf);
+    bar_arrive(BAR_FULL + buf, threads);
+    if (i + 1 < chunks) {
+      if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), threads);
+      copy_filter(chunk_begin + i + 1, buf ^ 1);
+    }
+    cp_async_commit();
+  }
+  cp_async_wait_all();
+}
+
 template <int M>
 __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
     winograd_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ u,
@@ -548,27 +581,7 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
           *reinterpret_cast<float2*>(vs + (i * A + j) * BC * BT) = make_float2(v0[i][j], v1[i][j]);
     };
 
-    // The pipeline: the chapter's.
-    if (chunks > 0) {
-      copy_patches(chunk_begin, 0);
-      cp_async_commit();
-      copy_filter(chunk_begin, 0);
-      cp_async_commit();
-    }
-    for (int i = 0; i < chunks; ++i) {
-      const int buf = i & 1;
-      if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, buf ^ 1);
-      cp_async_commit();
-      cp_async_wait_one();
-      transform_patches(buf);
-      bar_arrive(BAR_FULL + buf, THREADS);
-      if (i + 1 < chunks) {
-        if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), THREADS);
-        copy_filter(chunk_begin + i + 1, buf ^ 1);
-      }
-      cp_async_commit();
-    }
-    cp_async_wait_all();
+    producer_pipeline(chunks, chunk_begin, THREADS, copy_patches, copy_filter, transform_patches);
     return;
   }
   if (M == 2 && tid >= CONSUMERS) {  // F(2x2): the chapter's producers
@@ -670,32 +683,7 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
       }
     };
 
-    // The pipeline. Copy groups, in the order committed: P0 F0 | P1 F1 | P2 F2 ... (P: patches, F:
-    // filter; a group may be empty). At iteration i the patches of chunk i + 1 are issued first
-    // (Ds[buf ^ 1] held chunk i - 1, transformed by this thread in the previous iteration); "all
-    // groups but the newest done" is then chunk i's patches and filter. Vs[buf] and Us[buf ^ 1] are
-    // the consumers': Vs[buf] was last read for chunk i - 2 (waited for in iteration i - 1), and
-    // Us[buf ^ 1] is refilled only once the consumers are done with chunk i - 1.
-    if (chunks > 0) {
-      copy_patches(chunk_begin, 0);
-      cp_async_commit();
-      copy_filter(chunk_begin, 0);
-      cp_async_commit();
-    }
-    for (int i = 0; i < chunks; ++i) {
-      const int buf = i & 1;
-      if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, buf ^ 1);
-      cp_async_commit();
-      cp_async_wait_one();
-      transform_patches(buf);
-      bar_arrive(BAR_FULL + buf, THREADS);
-      if (i + 1 < chunks) {
-        if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), THREADS);
-        copy_filter(chunk_begin + i + 1, buf ^ 1);
-      }
-      cp_async_commit();
-    }
-    cp_async_wait_all();
+    producer_pipeline(chunks, chunk_begin, THREADS, copy_patches, copy_filter, transform_patches);
     return;
   }
 
