@@ -48,11 +48,16 @@
 //                a thread owning two adjacent tiles of one channel (float2 loads of the patches and
 //                stores of V), branch-free copies and the transformed filter blocked per chunk take
 //                that to 610: 8.6% fewer per scheduler and chunk, seed_3x3 ~0.67 to 0.69 ms.
+//                (The fifth change) The fused kernel is launched as a programmatic dependent of the
+//                filter transform (griddepcontrol): its blocks start, zero their padding and copy the
+//                first patches while the transform runs, and wait for it only before copying U.
 // Measured:      (H100; README.md) 12 consumer warps for F(4x4): seed_3x3 0.7934 -> 0.7338 ms and
 //                r50_c2_3x3 0.1087 -> 0.1008 ms (tuning run 51, bit-identical results); the short
 //                scoreboard stall 1.89 -> 0.43 per instruction, the barrier stall 0.77 -> 2.01 (the
 //                producers now set the pace). Cheaper producers: 0.7345 -> 0.7028 ms, 0.1011 ->
-//                0.0984 ms (tuning run 53, bit-identical), the barrier stall 2.06 -> 1.06. The second version: c3, c4 and c5 run F(2x2), 1.18 to
+//                0.0984 ms (tuning run 53, bit-identical), the barrier stall 2.06 -> 1.06. The
+//                dependent launch: seed_3x3 0.7020 -> 0.6938 ms, r50_c2_3x3 0.0985 -> 0.0938 ms,
+//                r50_c3_3x3 0.1156 -> 0.1128 ms (tuning run 54, bit-identical). The second version: c3, c4 and c5 run F(2x2), 1.18 to
 //                1.28x faster than the first version (tuning run 41).
 //                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
 //                for the previous kernel with the new filter transform (same session); with 168
@@ -303,6 +308,9 @@ template <int M>
 __global__ void __launch_bounds__(NUM_THREADS)
     filter_transform_kernel(const float* __restrict__ w, float* __restrict__ u, int k_count, int c_count, int kp,
                             int cp) {
+  // The fused kernel, launched as this grid's programmatic dependent, may start now: its producers
+  // wait for this grid (griddepcontrol.wait) only before they first copy U.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   constexpr int A = M + 2;
   constexpr int TAPS = BC * 9;  // a filter's taps of the block's channels
   __shared__ float ws[FT_K * TAPS];
@@ -442,6 +450,10 @@ __device__ __forceinline__ void producer_pipeline(int chunks, int chunk_begin, i
   if (chunks > 0) {
     copy_patches(chunk_begin, 0);
     cp_async_commit();
+    // U is the filter transform's output: wait for that grid (and its writes) here, once the first
+    // patches' copies are on their way (the launch is a programmatic dependent; without a filter
+    // transform before it, the wait returns at once).
+    asm volatile("griddepcontrol.wait;" ::: "memory");
     copy_filter(chunk_begin, 0);
     cp_async_commit();
   }
@@ -1097,8 +1109,20 @@ void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cuda
   g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = pl.chunks_per_split;
   const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(out) % (sizeof(float) * M) == 0;
   const dim3 grid(unsigned(tut::ceil_div(s.tiles, BT) * (s.kp / T::BK)), 1u, unsigned(pl.splits));
-  winograd_kernel<M><<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(g, a.x, u, out, split_stride, vec_y);
-  TUT_CHECK_LAUNCH();
+  {  // a programmatic dependent of the filter transform: its blocks start while the transform runs
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(T::THREADS);
+    cfg.dynamicSmemBytes = T::SMEM_BYTES;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    TUT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, winograd_kernel<M>, g, a.x, static_cast<const float*>(u), out, split_stride,
+                                      vec_y));
+  }
   if (pl.splits > 1) {
     const int count = int(p.y_elems());
     const bool vec = count % VEC == 0 && reinterpret_cast<std::uintptr_t>(a.y) % 16 == 0;
