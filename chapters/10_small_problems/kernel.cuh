@@ -449,11 +449,8 @@ struct DeviceFacts {
   int blocks_per_sm[NUM_SHAPES][2] = {};  // [shape][split]
 };
 inline const DeviceFacts& device_facts() {
-  static int cached_device = -1;
-  static DeviceFacts facts;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<DeviceFacts> cache;
+  return cache.get([](int device, DeviceFacts& facts) {
     cudaDeviceProp prop{};
     TUT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     int clock_khz = 0;
@@ -468,9 +465,7 @@ inline const DeviceFacts& device_facts() {
         occ = std::max(occ, 1);
       }
     }
-    cached_device = device;
-  }
-  return facts;
+  });
 }
 
 class Planner : public tut::GemmPlanner {

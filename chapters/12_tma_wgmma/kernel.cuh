@@ -899,11 +899,8 @@ struct DeviceFacts {
   int clusters[NUM_SHAPES] = {};  // clusters of each shape's kernel that fit on the GPU at once
 };
 inline const DeviceFacts& device_facts() {
-  static int cached_device = -1;
-  static DeviceFacts facts;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<DeviceFacts> cache;
+  return cache.get([](int device, DeviceFacts& facts) {
     cudaDeviceProp prop{};
     TUT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     int clock_khz = 0, mem_khz = 0, bus_bits = 0;
@@ -926,9 +923,7 @@ inline const DeviceFacts& device_facts() {
       if (n < 1) throw tut::CudaError("tma_wgmma_gemm_kernel: not even one cluster fits on this GPU");
       facts.clusters[s] = n;
     }
-    cached_device = device;
-  }
-  return facts;
+  });
 }
 
 // ---- The plan ------------------------------------------------------------------------------------

@@ -537,20 +537,15 @@ struct DeviceFacts {
   int occ[NUM_SHAPES] = {};
 };
 inline const DeviceFacts& device_facts() {
-  static int cached_device = -1;
-  static DeviceFacts facts;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<DeviceFacts> cache;
+  return cache.get([](int device, DeviceFacts& facts) {
     TUT_CUDA_CHECK(cudaDeviceGetAttribute(&facts.sms, cudaDevAttrMultiProcessorCount, device));
     for (int s = 0; s < NUM_SHAPES; ++s) {
       const KernelFn kernel = kernel_for(s, false);
       TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[s], kernel, NUM_THREADS, 0));
       facts.occ[s] = std::max(facts.occ[s], 1);
     }
-    cached_device = device;
-  }
-  return facts;
+  });
 }
 
 // allow_splits = false: one split only (no workspace to hold the partial outputs).

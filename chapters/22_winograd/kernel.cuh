@@ -982,11 +982,8 @@ struct DeviceFacts {
   int occ[2] = {1, 1};  // blocks per SM of the F(2x2) and F(4x4) kernels
 };
 inline const DeviceFacts& device_facts() {
-  static int cached_device = -1;
-  static DeviceFacts facts;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<DeviceFacts> cache;
+  return cache.get([](int device, DeviceFacts& facts) {
     TUT_CUDA_CHECK(cudaDeviceGetAttribute(&facts.sms, cudaDevAttrMultiProcessorCount, device));
     TUT_CUDA_CHECK(cudaFuncSetAttribute(winograd_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         int(Tile<2>::SMEM_BYTES)));
@@ -998,9 +995,7 @@ inline const DeviceFacts& device_facts() {
                                                                  Tile<4>::SMEM_BYTES));
     facts.occ[0] = std::max(facts.occ[0], 1);
     facts.occ[1] = std::max(facts.occ[1], 1);
-    cached_device = device;
-  }
-  return facts;
+  });
 }
 
 struct Sizes {

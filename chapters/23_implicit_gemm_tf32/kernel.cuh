@@ -566,11 +566,8 @@ struct DeviceFacts {
   int occ[NUM_SHAPES] = {};
 };
 inline const DeviceFacts& device_facts() {
-  static int cached_device = -1;
-  static DeviceFacts facts;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<DeviceFacts> cache;
+  return cache.get([](int device, DeviceFacts& facts) {
     TUT_CUDA_CHECK(cudaDeviceGetAttribute(&facts.sms, cudaDevAttrMultiProcessorCount, device));
     for (int s = 0; s < NUM_SHAPES; ++s) {
       for (bool vec_a : {false, true}) {
@@ -581,9 +578,7 @@ inline const DeviceFacts& device_facts() {
       TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&facts.occ[s], k.fn, k.threads, k.smem));
       facts.occ[s] = std::max(facts.occ[s], 1);
     }
-    cached_device = device;
-  }
-  return facts;
+  });
 }
 
 // allow_splits = false: one split only (no workspace to hold the partial outputs).

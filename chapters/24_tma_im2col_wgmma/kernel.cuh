@@ -772,16 +772,6 @@ constexpr double DRAM_BYTES_PER_CLOCK = 1500.0;  // ~2.7 TB/s at ~1.8 GHz, the w
 constexpr double LAUNCH_CLOCKS = 4000.0;
 constexpr int MAX_SPLITS = 16;
 
-inline int sm_count() {
-  static int cached = [] {
-    int device = 0, sms = 0;
-    TUT_CUDA_CHECK(cudaGetDevice(&device));
-    TUT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return sms;
-  }();
-  return cached;
-}
-
 inline Plan plan_for(const tut::ConvProblem& p, int sm_count) {
   Plan pl;
   const bool direct = expressible(direct_view(p));
@@ -815,7 +805,7 @@ inline Plan plan_for(const tut::ConvProblem& p, int sm_count) {
   }
   return pl;
 }
-inline Plan plan(const tut::ConvProblem& p) { return plan_for(p, sm_count()); }
+inline Plan plan(const tut::ConvProblem& p) { return plan_for(p, tut::sm_count()); }
 
 // The workspace, in this order, each part 256-byte aligned: x and w with padded channels (pad) or
 // folded (Fold), the im2col matrix (Flat), the split partials (splits > 1).
@@ -956,7 +946,7 @@ inline void allow_shared_memory() {
 }
 
 inline int aux_blocks(long long work) {
-  return int(std::min<long long>(tut::ceil_div<long long>(work, AUX_THREADS), 32LL * sm_count()));
+  return int(std::min<long long>(tut::ceil_div<long long>(work, AUX_THREADS), 32LL * tut::sm_count()));
 }
 
 inline void launch(const tut::ConvProblem& p, const tut::ConvArgs& a, cudaStream_t stream) {
@@ -1034,7 +1024,7 @@ inline void launch(const tut::ConvProblem& p, const tut::ConvArgs& a, cudaStream
                                           : map_w;
 
   // Persistent: one block per SM, or one per unit if there are fewer.
-  const int grid = int(std::min<long long>(units, sm_count()));
+  const int grid = int(std::min<long long>(units, tut::sm_count()));
   si.kernel<<<grid, NUM_THREADS, si.smem_bytes, stream>>>(map_x, map_w, map_y, prm);
   TUT_CHECK_LAUNCH();
   if (pl.splits > 1) {

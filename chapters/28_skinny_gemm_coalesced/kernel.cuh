@@ -315,11 +315,8 @@ inline const char* refuses(const tut::GcnProblem& p) {
 // The grid for a persistent kernel: BLOCKS_PER_SM blocks per SM (as many as the occupancy calculator
 // confirms), queried once per device. Also lifts the 48 KB limit on dynamic shared memory.
 inline int resident_blocks() {
-  static int cached_device = -1;
-  static int blocks = 0;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<int> cache;
+  return cache.get([](int device, int& blocks) {
     // More than 48 KB of dynamic shared memory needs an opt-in; prefer the largest shared carveout
     // so that as many blocks as possible fit next to each other.
     TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -331,9 +328,7 @@ inline int resident_blocks() {
     TUT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, xw_coalesced_kernel, BLOCK_THREADS,
                                                                  SMEM_BYTES));
     blocks = sms * std::max(per_sm, 1);
-    cached_device = device;
-  }
-  return blocks;
+  });
 }
 
 inline void xw_coalesced(const tut::GcnProblem& p, const tut::GcnArgs& a, cudaStream_t stream) {

@@ -447,19 +447,6 @@ inline const char* refuses(const tut::GcnProblem& p) {
   return nullptr;
 }
 
-// The device's SM count, queried once per device.
-inline int sm_count() {
-  static int cached_device = -1;
-  static int sms = 0;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
-    TUT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    cached_device = device;
-  }
-  return sms;
-}
-
 // The launcher: reset the two counters, list the pieces, then the one kernel that does all the rows.
 // Plan: ceil(V / 256) blocks of 256 threads (1,102 on the default graph). spmm_kernel: one warp per
 // block; LONG_WARPS_PER_SM long-row warps per SM (2,112 on 132 SMs, fewer when the list cannot hold
@@ -475,7 +462,7 @@ inline void spmm_warp_per_row(const tut::GcnProblem& p, const tut::GcnArgs& a, c
   TUT_CHECK_LAUNCH();
 
   const long long long_warps =
-      std::min<long long>(static_cast<long long>(sm_count()) * LONG_WARPS_PER_SM, max_pieces(p));
+      std::min<long long>(static_cast<long long>(tut::sm_count()) * LONG_WARPS_PER_SM, max_pieces(p));
   const long long long_blocks = tut::ceil_div(long_warps, static_cast<long long>(BLOCK_WARPS));
   const long long short_blocks =
       tut::ceil_div(static_cast<long long>(p.v), static_cast<long long>(ROWS_PER_WARP) * BLOCK_WARPS);

@@ -735,19 +735,6 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
   }
 }
 
-// The device's SM count, queried once per device.
-inline int sm_count() {
-  static int cached_device = -1;
-  static int sms = 0;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
-    TUT_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    cached_device = device;
-  }
-  return sms;
-}
-
 // Reset the two counters before pass 1 (pass 1 lists the pieces).
 // num_pieces is the list's allocator, which pass 1's blocks add to, and it must start every layer at 0
 // (the last layer left its piece count there; a fresh workspace holds anything). Pass 1 cannot reset
@@ -764,7 +751,7 @@ inline void reset_counters(const Workspace& ws, cudaStream_t stream) {
 inline void spmm_bias_log_softmax(const tut::GcnProblem& p, const tut::GcnArgs& a, const double* h,
                                   const Workspace& ws, cudaStream_t stream) {
   const long long long_warps =
-      std::min<long long>(static_cast<long long>(sm_count()) * LONG_WARPS_PER_SM, max_pieces(p));
+      std::min<long long>(static_cast<long long>(tut::sm_count()) * LONG_WARPS_PER_SM, max_pieces(p));
   const long long long_blocks = tut::ceil_div(long_warps, static_cast<long long>(BLOCK_WARPS));
   const long long short_blocks =
       tut::ceil_div(static_cast<long long>(p.v), static_cast<long long>(ROWS_PER_WARP) * BLOCK_WARPS);
@@ -833,16 +820,13 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM)
 // Lifts the 48 KB limit on dynamic shared memory (49,664 bytes are asked for) and prefers the largest
 // shared carveout, so that BLOCKS_PER_SM blocks fit next to each other; once per device.
 inline void configure() {
-  static int cached_device = -1;
-  int device = 0;
-  TUT_CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
+  static tut::PerDevice<bool> done;  // (no value to keep: only that this device was configured)
+  done.get([](int, bool&) {
     TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(SMEM_BYTES)));
     TUT_CUDA_CHECK(cudaFuncSetAttribute(xw_coalesced_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         cudaSharedmemCarveoutMaxShared));
-    cached_device = device;
-  }
+  });
 }
 
 // H = X W: ceil(V / 32) blocks of 128 threads (8810 on the default graph), out = H.
