@@ -24,7 +24,7 @@
 //                are encoded once per (pointer, shape, leading dimension, box) and kept. A B whose
 //                rows the TMA cannot read (ldb not a multiple of 4) is, where the model finds the
 //                copy dearer (few K steps per byte of B: 127 x 8191 x 2049, not 4095^3) and the
-//                tile is a 128- or 64-row one, loaded by the whole producer warpgroup with 4-byte
+//                tile is the 128-row one, loaded by the whole producer warpgroup with 4-byte
 //                cp.async into the same swizzled layout (completing on the stage's full mbarrier),
 //                and the consumers round its fragments to TF32.
 //                TF32 wgmma reads its shared-memory operands only "K-major" (k contiguous). A is
@@ -71,6 +71,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tut/core/device_facts.hpp"
@@ -136,8 +137,13 @@ static_assert(BLOCK_K <= 256 && B_BOX_N <= 256, "a TMA box is at most 256 per di
 static_assert(CLUSTER_N * CLUSTER_M <= 8, "a portable cluster has at most 8 blocks");
 // The blocks whose producers write into a block's stages: its cluster row and its cluster column.
 constexpr int WRITERS = CLUSTER_N + CLUSTER_M - 1;
-// The producer warpgroup's threads that load B with cp.async (DIRECT_B): one column of B's tile each.
+// The producer warpgroup's threads that load B with cp.async (DIRECT_B): one column of B's tile each
+// (an edge tile), or each warp B_ROWS_PER_WARP whole rows (an interior tile).
 static_assert(BLOCK_N == WARPGROUP, "a direct load of B gives each producer thread one column of the tile");
+constexpr int PRODUCER_WARPS_B = WARPGROUP / WARP_SIZE;     // 4
+constexpr int B_ROWS_PER_WARP = BLOCK_K / PRODUCER_WARPS_B;  // 8
+static_assert(BLOCK_K % (2 * PRODUCER_WARPS_B) == 0 && PRODUCER_WARPS_B <= 4,
+              "a warp's rows alternate between two values of k % 8 (the swizzle)");
 
 // What a tile shape of BLOCK_M rows implies: wgmma's N, the accumulators per consumer thread, the
 // stage's bytes, each block's share of A's tile, the shared memory.
@@ -169,12 +175,15 @@ struct Tile {
 // not the SM's 65536), and setmaxnreg.inc waits until the pool has them: asking for more than the
 // producer gave back hangs the block. Multiples of 8. Where the tile can read B in place, all the
 // producer's threads run the copy loop and need 56 (at 40 or 48 ptxas spills), which leaves the
-// consumers 224: enough for the 64 or 32 accumulators of the 128- and 64-row tiles, and 8 fewer
-// than the 256-row tile's 128 accumulators, two sets of fragments and the split reduction want.
-// So the 256-row tile does not read B in place (a B the TMA cannot read is copied for it), and its
-// producer keeps 40 and its consumers 232.
+// consumers 224: enough for the 64 accumulators of the 128-row tile, and 8 fewer than the 256-row
+// tile's 128 accumulators, two sets of fragments and the split reduction want. So the 256-row tile
+// does not read B in place (a B the TMA cannot read is copied for it), and its producer keeps 40
+// and its consumers 232. Nor does the 64-row tile: its in-place plans were never the fastest
+// (127 x 8191 x 2049: 68.9 us at best, against 54.4 us for the 128-row tile's), and with the copy
+// loop compiled in, its plans with B loaded by the TMA ran 4% to 7% slower at 1024^3 and 1023^3
+// (tuning run 56: the same source otherwise, alternating processes).
 constexpr int LAUNCH_REGS = 65536 / NUM_THREADS / 8 * 8;  // 168
-constexpr bool reads_b_in_place(int block_m) { return block_m < 256; }
+constexpr bool reads_b_in_place(int block_m) { return block_m == 128; }
 template <int BM>
 struct Registers {
   static constexpr bool READS_B_IN_PLACE = reads_b_in_place(BM);
@@ -276,6 +285,17 @@ __device__ __forceinline__ uint64_t smem_descriptor(uint32_t addr) {
 // write 4 zeros where src_bytes is 0 (outside the matrix: nothing is read).
 __device__ __forceinline__ void cp_async_4(uint32_t dst, const float* src, uint32_t src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+// The same, always 4 bytes, at dst + DST_OFF and src + SRC_OFF bytes (immediates in the instruction).
+template <int DST_OFF, int SRC_OFF>
+__device__ __forceinline__ void cp_async_4_at(uint32_t dst, const float* src) {
+  asm volatile("cp.async.ca.shared.global [%0+%2], [%1+%3], 4;" ::"r"(dst), "l"(src), "n"(DST_OFF), "n"(SRC_OFF)
+               : "memory");
+}
+// The interior tile's copies of one row of B (below): the lane's float in each box J of the row.
+template <int... J>
+__device__ __forceinline__ void copy_b_row(uint32_t dst, const float* src, std::integer_sequence<int, J...>) {
+  (cp_async_4_at<J * B_BOX_BYTES, J * B_BOX_N * 4>(dst, src), ...);
 }
 // One arrival on the barrier once every cp.async this thread issued so far has landed. noinc: the
 // arrival is one of the count the barrier was initialised with (not an extra one).
@@ -473,7 +493,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       // The producer's arrive.expect_tx (plus the bytes), and with a direct B one arrival per
       // producer thread when its copies have landed.
       mbar_init(full_bar + 8 * s, 1 + (direct_b ? WARPGROUP : 0));
-      mbar_init(empty_bar + 8 * s, CONSUMERS * (WARPGROUP / WARP_SIZE) * WRITERS);  // every consumer warp it writes to
+      // Every consumer warp of the blocks it writes into, one arrival each; with a B read in place
+      // every consumer thread of this block instead of its warps (release, below).
+      constexpr int WARPS = CONSUMERS * (WARPGROUP / WARP_SIZE);
+      mbar_init(empty_bar + 8 * s, direct_b ? CONSUMER_THREADS + WARPS * (WRITERS - 1) : WARPS * WRITERS);
     }
     // The barriers must be initialised before the TMA (another proxy) or another block uses them.
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -488,12 +511,22 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
     // ---- producer ----
     setmaxnreg_dec<R::PRODUCER>();
     if (threadIdx.x == 0 || direct_b) {
-      // The direct load of B: this thread copies column `col` of B's tile, BLOCK_K rows of 4
-      // bytes, to (k, col) of the swizzled tile: box col / 32, row k (128 bytes), 16-byte chunk
-      // ((col % 32) / 4) XOR (k % 8), float col % 4. A warp copies 128 contiguous bytes of a row.
+      // The direct load of B puts (k, n) of B's tile at box n / 32, row k (128 bytes), 16-byte
+      // chunk ((n % 32) / 4) XOR (k % 8), float n % 4 of the swizzled tile, as the TMA would. Two
+      // ways. An edge tile (some of its rows or columns outside B): thread `col` copies column col,
+      // BLOCK_K rows of 4 bytes, with zeros outside B. An interior tile: producer warp w copies
+      // rows w, w + 4, ..., lane l columns l, l + 32, l + 64 and l + 96 of each (4 boxes, the same
+      // chunk and float in each). One row pointer serves a row's four copies (offsets of 128 bytes
+      // in B and B_BOX_BYTES in the tile: immediates), and a warp's 32 copies of a K step use 8
+      // row pointers, so no copy waits for another to read its address registers. A warp copies
+      // 128 contiguous bytes of a row per instruction either way.
       const int col = threadIdx.x;
       const uint32_t b_col = (col / B_BOX_N) * B_BOX_BYTES + (col % 4) * 4;
       const int b_chunk = (col % B_BOX_N) / 4;
+      const int pw = threadIdx.x / WARP_SIZE, pl = threadIdx.x % WARP_SIZE;  // (producer warp, lane)
+      // Rows pw + 4i: k % 8 is pw for even i and pw + 4 for odd i; row offsets 512 i on top.
+      const uint32_t b_even = pw * SWIZZLE_BYTES + (((pl / 4) ^ pw) * 16) + (pl % 4) * 4;
+      const uint32_t b_odd = pw * SWIZZLE_BYTES + (((pl / 4) ^ (pw + 4)) * 16) + (pl % 4) * 4;
       int it = 0;  // K steps issued so far, over all units: stage it % STAGES, round it / STAGES
       for (int item = cluster; item < items; item += clusters) {
         int block_m, block_n, k_begin, k_end;
@@ -531,8 +564,18 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
               }
             }
           }
-          if (direct_b) {
-            // The whole of B's tile (no multicast): zeros outside the matrix, as the TMA gives.
+          if (direct_b && block_n + BLOCK_N <= N && k0 + BLOCK_K <= K) {
+            // An interior tile: every copy is whole.
+            const float* row = B_direct + static_cast<size_t>(k0 + pw) * ldb + block_n + pl;
+            const size_t row_step = static_cast<size_t>(PRODUCER_WARPS_B) * ldb;
+#pragma unroll
+            for (int i = 0; i < B_ROWS_PER_WARP; ++i) {
+              copy_b_row(b_dst + ((i % 2) ? b_odd : b_even) + i * PRODUCER_WARPS_B * SWIZZLE_BYTES,
+                         row + i * row_step, std::make_integer_sequence<int, BLOCK_N / B_BOX_N>{});
+            }
+            cp_async_mbar_arrive(full_bar + 8 * s);
+          } else if (direct_b) {
+            // An edge tile (no multicast): zeros outside the matrix, as the TMA gives.
             const int n = block_n + col;
             const int rows = n < N ? min(BLOCK_K, K - k0) : 0;  // rows of this column inside B
             const float* src = B_direct + static_cast<size_t>(k0) * ldb + (n < N ? n : 0);
@@ -575,23 +618,37 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
     const bool round_b = direct_b && TF32_MAPS;
 
     // Tells every producer that writes into this block (its cluster row and column) that stage s
-    // is free: one arrival per warp, by lane 0. The __syncwarp orders the other lanes' reads of the
-    // stage (B's fragments) before lane 0's arrival (a release), so before the producers' next
-    // writes there (cp.async with a B read in place; the TMA otherwise) in the memory model, not
-    // only in practice (wgmma.wait_group is warp-wide, but it is not a memory barrier).
+    // is free: one arrival per warp, by lane 0, on each block's barrier. With the TMA the warp's own
+    // reads of the stage are its wgmmas' (done: wgmma.wait_group), and the __syncwarp orders the
+    // lanes before lane 0's arrival (a release) in the memory model, not only in practice
+    // (wgmma.wait_group is warp-wide, but it is not a memory barrier). With a B read in place the
+    // lanes' own loads of B's fragments meet this block's producer threads' next cp.async writes
+    // there: every lane then arrives on this block's barrier itself (each load released by its own
+    // thread, as compute-sanitizer's racecheck follows it), and lane 0 alone on the others' (they
+    // write only A's tile here, by multicast, which only the wgmmas read).
     auto release = [&](int s) {
+      // The other blocks of its cluster row and column: one arrival per warp, by lane 0.
+      auto release_others = [&](uint32_t bar) {
+#pragma unroll
+        for (int x = 0; x < CLUSTER_N; ++x) {  // the rest of its cluster row
+          if (x != cx) mbar_arrive_cluster(bar, uint32_t(x + cy * CLUSTER_N));
+        }
+#pragma unroll
+        for (int y = 0; y < CLUSTER_M; ++y) {  // the rest of its cluster column
+          if (y != cy) mbar_arrive_cluster(bar, uint32_t(cx + y * CLUSTER_N));
+        }
+      };
+      if (direct_b) {
+        const uint32_t bar = empty_bar + 8 * s;
+        mbar_arrive(bar);  // every lane, on this block's own barrier
+        if (lane == 0) release_others(bar);
+        return;
+      }
       __syncwarp();
       if (lane != 0) return;
       const uint32_t bar = empty_bar + 8 * s;
       mbar_arrive(bar);  // this block's own producer
-#pragma unroll
-      for (int x = 0; x < CLUSTER_N; ++x) {  // the rest of its cluster row
-        if (x != cx) mbar_arrive_cluster(bar, uint32_t(x + cy * CLUSTER_N));
-      }
-#pragma unroll
-      for (int y = 0; y < CLUSTER_M; ++y) {  // the rest of its cluster column
-        if (y != cy) mbar_arrive_cluster(bar, uint32_t(cx + y * CLUSTER_N));
-      }
+      release_others(bar);
     };
 
     float acc[ACC];
@@ -966,7 +1023,8 @@ constexpr double TRIP_US = 0.358;              // one dependent round trip of th
 constexpr double REDUCE_BYTES_PER_US = 128e3;  // one SM reading the partials back (128 GB/s)
 constexpr int SPLITS_PER_TRIP = 4;             // SPLITS_IN_FLIGHT in the kernel's reduction
 constexpr double DRAM_EFFICIENCY = 0.83;       // of the peak, on a stream of loads
-constexpr double DIRECT_STEP_US = 1.56;        // a K step with B read in place by cp.async, at least
+constexpr double DIRECT_STEP_US = 0.95;        // a K step with B read in place by cp.async, at least
+                                               // (refitted to the row copy's 50 plans, tuning runs 55 and 57)
 constexpr double COPY_BYTES_PER_US = 1.45e6;   // cudaMemcpy2DAsync with unaligned rows, read + write
 
 class Planner : public tut::GemmPlanner {
@@ -1010,7 +1068,7 @@ class Planner : public tut::GemmPlanner {
     bool b_unreadable = false;
   };
   // B read in place (cp.async) rather than copied: where its rows are unreadable by the TMA,
-  // DIRECT_B allows it, the tile can (not the 256-row one: see Registers), and (DIRECT_B = 1)
+  // DIRECT_B allows it, the tile can (the 128-row one: see Registers), and (DIRECT_B = 1)
   // the slower K steps cost less than the copy.
   static bool b_in_place(const Cost& c) {
     return c.b_unreadable && DIRECT_B != 0 && std::isfinite(c.b_direct_us) &&
