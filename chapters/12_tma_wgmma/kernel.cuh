@@ -15,7 +15,9 @@
 //                (4) Clusters and a persistent grid: two blocks side by side along N share A's tile,
 //                each fetching half of it for both (TMA multicast); as many clusters as fit on the
 //                GPU walk the units of work, so a block's producer loads the next tile while its
-//                consumers store the last.
+//                consumers store the last. No cluster barrier at the end: a block's producer waits
+//                until every stage has been released once more (its partner's last arrivals
+//                included), and the consumers leave as soon as their stores are issued.
 //                (5) A plan per problem, as in chapter 10 (Planner, below): three tile shapes
 //                (BLOCK_M = wgmma's N = 256, 128 or 64: template instances) and split-K, each
 //                split a unit of work of the persistent schedule; a split's partial tile goes to a
@@ -589,6 +591,15 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
           }
         }
       }
+      // The tail (instead of a cluster barrier at the end): no block of the cluster may leave while
+      // a partner may still arrive on its barriers. Waiting for every stage to be released once
+      // more, as if STAGES more K steps were to be issued, sees the last arrival of every consumer
+      // warp that signals this block, its own and its partner's (both blocks walk the same items).
+      // A stage never used returns at once. The partner's multicast writes into this block were all
+      // awaited by this block's consumers on the full barriers.
+      if (threadIdx.x == 0) {
+        for (int i = 0; i < STAGES; ++i, ++it) mbar_wait(empty_bar + 8 * (it % STAGES), ((it / STAGES) & 1) ^ 1);
+      }
     }
   } else {
     // ---- consumers ----
@@ -812,8 +823,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
     }
   }
 
-  // No block of a cluster may leave while another may still signal its barriers or write into it.
-  if (CLUSTER_N * CLUSTER_M > 1) cluster_sync();
+  // (No cluster barrier at the end: the producer's tail above keeps this block until every arrival
+  // on its barriers is in.)
 }
 
 // ---------------------------------------------------------------------------------------------

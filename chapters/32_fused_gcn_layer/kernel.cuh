@@ -21,7 +21,9 @@
 //                    epilogue one row at a time, both halves of the warp computing it side by side.
 //                (3) no plan kernel: chapter 30's list of long-row pieces is written by pass 1, one
 //                    warp of each block listing its tile's 32 rows while the block's copies of X are
-//                    in flight. The launches: the counters' 8-byte reset, pass 1, pass 2.
+//                    in flight. The launches: pass 1, pass 2. No reset of the list's counters
+//                    between layers: each layer leaves them at zero (pass 2's last long-row warp to
+//                    read the list's length sets it back to 0; pass 1 zeroes pass 2's ticket).
 // Prediction:    the floor (gcn_layer_cost: X, W, b and A_hat read once, out written once) is
 //                357.0 MB, 119 us at 3.0 TB/s. The two passes add H's round trip, 36.1 MB written
 //                and 36.1 MB read: 429.2 MB (1.20x) if H goes through DRAM, nearer 357 MB the more
@@ -47,7 +49,8 @@
 //                aligned (cudaMalloc'd), not overlapping; finite inputs; a GPU that gives a block
 //                49,664 bytes of dynamic shared memory (sm_80 or newer, which the L2 hint needs too).
 //                Workspace (workspace()): H (V x 16 doubles, 36.1 MB on the default graph) then
-//                chapter 30's two counters and piece list (6.7 MB). Registers (-Xptxas -v, sm_90):
+//                three counters and chapter 30's piece list (6.7 MB); zeroed before the first
+//                launch (the harness does), left so by every launch. Registers (-Xptxas -v, sm_90):
 //                pass 1 100, spmm_kernel 64 (its cap); no spills.
 #pragma once
 
@@ -332,8 +335,9 @@ static_assert(sizeof(Piece) == 16, "one 16-byte load per piece");
 
 // The pass's scratch memory, written by pass 1 (plan_tile) and read by spmm_kernel.
 struct Workspace {
-  int* num_pieces;   // pieces listed (set to 0 by the launcher before each run)
-  int* ticket;       // pieces handed out after each long-row warp's first (set to 0 likewise)
+  int* num_pieces;   // pieces listed by pass 1 (0 before it: the last layer's pass 2 left it so)
+  int* ticket;       // pieces handed out after each long-row warp's first (pass 1 sets it to 0)
+  int* readers;      // long-row warps that have read num_pieces (the last sets both back to 0)
   Piece* pieces;     // the list
   int* done;         // at a row's first piece: how many of its pieces are finished
   double* partials;  // GROUP sums per piece, for rows of more than one piece
@@ -348,10 +352,11 @@ constexpr std::size_t align_up(std::size_t bytes) {
   return (bytes + WORKSPACE_ALIGN - 1) / WORKSPACE_ALIGN * WORKSPACE_ALIGN;
 }
 
-// The two counters, then the three arrays, each 256-byte aligned.
+// The three counters, then the three arrays, each 256-byte aligned.
+constexpr int NUM_COUNTERS = 3;
 inline std::size_t workspace(const tut::GcnProblem& p) {
   const std::size_t n = static_cast<std::size_t>(max_pieces(p));
-  return align_up(2 * sizeof(int)) + align_up(n * sizeof(Piece)) + align_up(n * sizeof(int)) +
+  return align_up(NUM_COUNTERS * sizeof(int)) + align_up(n * sizeof(Piece)) + align_up(n * sizeof(int)) +
          align_up(n * GROUP * sizeof(double));
 }
 
@@ -361,7 +366,8 @@ inline Workspace carve(void* base, const tut::GcnProblem& p) {
   Workspace ws;
   ws.num_pieces = reinterpret_cast<int*>(at);
   ws.ticket = ws.num_pieces + 1;
-  at += align_up(2 * sizeof(int));
+  ws.readers = ws.num_pieces + 2;
+  at += align_up(NUM_COUNTERS * sizeof(int));
   ws.pieces = reinterpret_cast<Piece*>(at);
   at += align_up(n * sizeof(Piece));
   ws.done = reinterpret_cast<int*>(at);
@@ -659,7 +665,17 @@ __device__ __forceinline__ void long_rows(int warp_id, int long_warps, const int
   const int lane = threadIdx.x % WARP_SIZE;
   const int half = lane / GROUP;
   const int feat = lane % GROUP;
-  const int num_pieces = *ws.num_pieces;  // written by pass 1: final here
+  // The list's length, written by pass 1: final here. Lane 0 reads it and counts itself among its
+  // readers (a release: its read comes first); the last of the long_warps readers (an acquire: every
+  // other read came before) sets it back to 0 for the next layer's pass 1, at the end of its work.
+  int num_pieces = 0;
+  bool last_reader = false;
+  if (lane == 0) {
+    num_pieces = *ws.num_pieces;
+    cuda::atomic_ref<int, cuda::thread_scope_device> readers(*ws.readers);
+    last_reader = readers.fetch_add(1, cuda::memory_order_acq_rel) == long_warps - 1;
+  }
+  num_pieces = __shfl_sync(FULL_MASK, num_pieces, 0);
   const double* z_lane = z + feat;
 
   int s = warp_id;
@@ -715,6 +731,10 @@ __device__ __forceinline__ void long_rows(int warp_id, int long_warps, const int
     }
     s = __shfl_sync(FULL_MASK, next_s, 0);
   }
+  if (last_reader) {  // (lane 0 of one warp) no warp reads the two counters any more
+    *ws.num_pieces = 0;
+    *ws.readers = 0;
+  }
 }
 
 // out = log_softmax(A_hat h + b): blocks 0 .. long_blocks - 1 are long-row warps, the others
@@ -733,15 +753,6 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
     const long long row0 = warp_id * ROWS_PER_WARP;
     if (row0 < v) short_rows(row0, v, indptr, indices, values, z, b, out, s_stage[w]);
   }
-}
-
-// Reset the two counters before pass 1 (pass 1 lists the pieces).
-// num_pieces is the list's allocator, which pass 1's blocks add to, and it must start every layer at 0
-// (the last layer left its piece count there; a fresh workspace holds anything). Pass 1 cannot reset
-// it itself: its blocks run in no order, and a block's store of 0 could land after another block's
-// reservation. ticket must be 0 before pass 2; it rides along in the same 8-byte memset.
-inline void reset_counters(const Workspace& ws, cudaStream_t stream) {
-  TUT_CUDA_CHECK(cudaMemsetAsync(ws.num_pieces, 0, 2 * sizeof(int), stream));
 }
 
 
@@ -776,8 +787,9 @@ static_assert(TILE_ROWS == WARP_SIZE, "one lane per row of the tile");
 //   h[row0 + r][j] = ((part[0][r][j] + part[1][r][j]) + part[2][r][j]) + part[3][r][j]
 // Warp PLAN_WARP also lists the tile's long rows as pass 2's pieces (spmm::plan_tile): its loads of the tile's 33 row pointers go out first, ahead of its copies, and
 // come back while the copies are in flight; the atomic and the pieces' stores follow, before the warp
-// waits for its copies. indptr is the graph's (V + 1 entries), ws pass 2's workspace, its counters
-// reset before this kernel.
+// waits for its copies. indptr is the graph's (V + 1 entries), ws pass 2's workspace, its num_pieces
+// 0 (a fresh workspace, or the last layer's pass 2 set it back); thread 0 of block 0 zeroes pass 2's
+// ticket (the last layer's pass 2 is over, and this layer's starts after this kernel).
 __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM)
     xw_coalesced_kernel(const double* __restrict__ x, const double* __restrict__ w, double* __restrict__ out, int v,
                         const int* __restrict__ indptr, const spmm::Workspace ws) {
@@ -787,6 +799,7 @@ __global__ void __launch_bounds__(BLOCK_THREADS, BLOCKS_PER_SM)
   const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
   const unsigned long long policy = EVICT_FIRST ? evict_first_policy() : 0;
   const long long row0 = static_cast<long long>(blockIdx.x) * TILE_ROWS;  // < v: one block per tile
+  if (blockIdx.x == 0 && tid == 0) *ws.ticket = 0;
 
   // The plan warp's row pointers: lane l <= rows loads indptr[row0 + l], lane 31 also the 33rd,
   // indptr[row0 + 32], when the tile is whole (the same lines: 132 bytes). Used after the copies.
@@ -830,7 +843,7 @@ inline void configure() {
 }
 
 // H = X W: ceil(V / 32) blocks of 128 threads (8810 on the default graph), out = H.
-// The blocks also list pass 2's long-row pieces into ws (whose counters must be 0).
+// The blocks also list pass 2's long-row pieces into ws (whose num_pieces must be 0).
 inline void xw_coalesced(const tut::GcnProblem& p, const double* x, const double* w, double* h, const int* indptr,
                          const spmm::Workspace& ws, cudaStream_t stream) {
   configure();
@@ -842,10 +855,11 @@ inline void xw_coalesced(const tut::GcnProblem& p, const double* x, const double
 }  // namespace xw
 
 // ====================================================================================================
-// The layer: the counters' reset, pass 1 (with the plan's work) into the workspace, then pass 2.
+// The layer: pass 1 (with the plan's work) into the workspace, then pass 2.
 // ====================================================================================================
 
-// The workspace: H (V x F_OUT doubles), then chapter 30's counters and list, each part 256-byte aligned.
+// The workspace: H (V x F_OUT doubles), then the counters and chapter 30's list, each part 256-byte
+// aligned. Zero before the first layer; every layer leaves its counters at zero.
 inline std::size_t h_bytes(const tut::GcnProblem& p) {
   return spmm::align_up(static_cast<std::size_t>(p.v) * static_cast<std::size_t>(F_OUT) * sizeof(double));
 }
@@ -858,14 +872,14 @@ inline const char* refuses(const tut::GcnProblem& p) {
   return nullptr;
 }
 
-// out = log_softmax(A_hat (X W) + b). In stream order: the counters' reset, pass 1 (H = X W into the
-// workspace; its blocks also list the long-row pieces, reading indptr), pass 2 (the SpMM with
-// the epilogue, reading H and the complete list: it starts after pass 1's last block, stream order).
+// out = log_softmax(A_hat (X W) + b). In stream order: pass 1 (H = X W into the workspace; its blocks
+// also list the long-row pieces, reading indptr), pass 2 (the SpMM with the epilogue, reading H and
+// the complete list: it starts after pass 1's last block, stream order; it leaves the list's
+// counters at zero for the next layer).
 inline void gcn_layer_fused(const tut::GcnProblem& p, const tut::GcnArgs& a, cudaStream_t stream) {
   if (p.v == 0) return;  // nothing to compute, and a grid of 0 blocks is a launch error
   double* h = static_cast<double*>(a.workspace);
   const spmm::Workspace ws = spmm::carve(static_cast<char*>(a.workspace) + h_bytes(p), p);
-  spmm::reset_counters(ws, stream);
   xw::xw_coalesced(p, a.x, a.w, h, a.a.indptr, ws, stream);  // also lists the long-row pieces
   spmm::spmm_bias_log_softmax(p, a, h, ws, stream);
 }

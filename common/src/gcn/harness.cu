@@ -4,6 +4,7 @@
 // Everything a family does the same way is in core/.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -82,14 +83,17 @@ HostInputs make_inputs(GcnKind k, const GcnProblem& p, Inputs kind, std::uint64_
   return h;
 }
 
-// Device copies of A_hat (for the kinds that use it), the inputs, the output and the workspace.
+// Device copies of A_hat (for the kinds that use it), the inputs, the output and the workspace
+// (zeroed on `stream` before the first launch: a step may keep counters there that each launch
+// leaves at zero again; GcnWorkspace).
 struct DeviceData {
   DeviceBuffer<int> indptr, indices;
   DeviceBuffer<double> values, x, w, b, z, out;
   DeviceBuffer<char> workspace;
   int rows = 0;
   long long nnz = 0;
-  DeviceData(GcnKind k, const Csr& a, const GcnProblem& p, const HostInputs& h, std::size_t workspace_bytes)
+  DeviceData(GcnKind k, const Csr& a, const GcnProblem& p, const HostInputs& h, std::size_t workspace_bytes,
+             cudaStream_t stream)
       : x(h.x.size()), w(h.w.size()), b(h.b.size()), z(h.z.size()), out(std::size_t(p.v) * std::size_t(p.f_out)),
         workspace(workspace_bytes), rows(a.rows), nnz(a.nnz()) {
     if (uses_graph(k)) {
@@ -104,6 +108,7 @@ struct DeviceData {
     if (w.size()) w.upload(h.w.data());
     if (b.size()) b.upload(h.b.data());
     if (z.size()) z.upload(h.z.data());
+    if (workspace.size()) workspace.fill_bytes(0, stream);
   }
   DeviceCsr csr() const { return DeviceCsr{rows, rows, nnz, indptr.data(), indices.data(), values.data()}; }
   GcnArgs args() {
@@ -230,7 +235,7 @@ int run_benchmark(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
 
   Stream stream;
   const HostInputs h = make_inputs(step.kind(), p, Inputs::Random, o.seed);
-  DeviceData d(step.kind(), g.a, p, h, ws);
+  DeviceData d(step.kind(), g.a, p, h, ws, stream.s);
   const GcnArgs args = d.args();
   // The step first, once, on a poisoned output: with --no-verify its kernels are the process's
   // first (make profile relies on it); then the library.
@@ -468,7 +473,7 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
         ++case_seed;
         require_memory(device_bytes(step.kind(), p, ws), dev, c.what, "--self-test");
         const HostInputs h = make_inputs(step.kind(), p, inputs, case_seed);
-        DeviceData d(step.kind(), a, p, h, ws);
+        DeviceData d(step.kind(), a, p, h, ws, stream.s);
         const std::vector<double> ref = cpu_reference(step.kind(), a, p, h);
         // The libraries against the CPU: every SpMM algorithm for the kinds with a graph.
         std::string notes;
@@ -499,6 +504,15 @@ int run_self_test(const GcnOptions& o, const GcnStep& step, const DeviceInfo& de
         const std::vector<double> out = run_step_once(step, p, d, stream.s);
         const VerifyResult vr = verify_step(step.kind(), a, p, h, out.data(), ref.data(), match);
         ok = ok && vr.passed;
+        // A step with a workspace runs again on the same workspace (what it left there, counters
+        // included): the same bits, or the case fails.
+        if (ws > 0) {
+          const std::vector<double> again = run_step_once(step, p, d, stream.s);
+          const bool same = std::memcmp(again.data(), out.data(), out.size() * sizeof(double)) == 0;
+          if (!same) std::printf("      a second run on the same workspace gave other bits\n");
+          ok = ok && same;
+          notes += same ? "; run twice: same bits" : "; run twice: OTHER BITS";
+        }
         char what[200];
         std::snprintf(what, sizeof what, "%s %-6s", label, inputs == Inputs::Random ? "random" : "ints");
         tally.report(ok, what, vr, "CPU", notes + " (out poisoned)");

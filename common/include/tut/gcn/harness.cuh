@@ -65,7 +65,9 @@ struct GcnArgs {
 
 // Computes the step's piece on `stream`; checks its launches with TUT_CHECK_LAUNCH().
 using GcnLauncher = void (*)(const GcnProblem& p, const GcnArgs& a, cudaStream_t stream);
-// Scratch bytes the step needs for p (the layer's X W, say); null: none.
+// Scratch bytes the step needs for p (the layer's X W, say); null: none. The harness allocates it
+// zeroed before the first launch and hands every launch the same buffer: counters kept there must
+// be left at zero again by each launch (the self-test runs such a step twice and wants the same bits).
 using GcnWorkspace = std::size_t (*)(const GcnProblem& p);
 // nullptr when the step runs p; otherwise one line saying which sizes it supports ("F_out must be
 // 16 (valid: --out 16)"). The benchmark then exits 2 with it; the self-test SKIPs the case.
