@@ -42,11 +42,11 @@
 //                cuBLAS TF32 (0.34-0.38 ms on this GPU): we aim for 95% of it or better at 4096^3
 //                and 8192^3. The plan (a cost model fitted to measured plans): large squares keep
 //                256 x 128 tiles and one split; 1024 x 1024 x 16384 (32 tiles of 256 x 128 for 132
-//                SMs, 512 K steps each) fills the GPU with 4 splits; 1024^3 takes 128-row tiles,
-//                512^3 64-row tiles and 4 splits; 127 x 8191 x 2049 takes 128-row tiles (half of
+//                SMs, 512 K steps each) fills the GPU with 4 splits; 1024^3 and 512^3 take 64-row
+//                tiles and one split; 127 x 8191 x 2049 takes 128-row tiles (half of
 //                each 256-row tile was empty), 2 splits, and reads B in place instead of copying
 //                67 MB. Where a plan leaves most SMs idle, the launch and the epilogue, not the
-//                tensor cores, set the time: 256^3 to 1024^3 stay below cuBLAS.
+//                tensor cores, set the time: 256^3 and 512^3 stay below cuBLAS.
 // Metric:        sm__pipe_tensor_op_hmma_cycles_active (tensor pipe utilization) reaches cuBLAS's;
 //                issue slots used stay low (no copy instructions, one MMA per 64x256x8); on the
 //                small problems sm__cycles_active.avg rises toward the elapsed cycles.
@@ -997,8 +997,9 @@ inline const DeviceFacts& device_facts() {
 // ---- The plan ------------------------------------------------------------------------------------
 
 // The rule's model of a plan's time. Its constants are fitted to the measured time of every
-// candidate plan (all shapes x splits) of the suite's problems on the H100 (2026-11-27: three runs'
-// 492 plans of 8 problems, least squares on log time; the README gives the fit and its residuals).
+// candidate plan (all shapes x splits) of the suite's problems on the H100 (least squares on log
+// time; the README gives the fit and its residuals, and how the rule does on problems it was not
+// fitted to).
 // A plan of tile shape BM and S splits has U = ceil(M / (CLUSTER_M x BM)) x ceil(N / (CLUSTER_N x
 // BLOCK_N)) units of work per split, U x S items, walked by the clusters that fit (66): the busiest
 // cluster runs R = ceil(U x S / clusters) items ("rounds") of ceil(k_steps / S) K steps each.
@@ -1012,7 +1013,8 @@ inline const DeviceFacts& device_facts() {
 //    a step take at least DIRECT_STEP_US.
 //  - A round adds ITEM_US (the epilogue, the next item's first loads); the launch LAUNCH_US.
 //  - Split-K: every item stores its partial tile (BM x BLOCK_N floats at STORE_BYTES_PER_US per
-//    SM), and the tile's last split reads the S partials back: (VECS / CHUNK) x ceil(S /
+//    SM) and pays SPLIT_US (the fence, the consumers' barrier, the counter's atomic), and the
+//    tile's last split reads the S partials back: (VECS / CHUNK) x ceil(S /
 //    SPLITS_PER_TRIP) dependent round trips of TRIP_US, and S x the tile's bytes at
 //    REDUCE_BYTES_PER_US. The reduction counts once per round, not once in S rounds: the cluster
 //    that reduced is late for its next item, so it arrives last there too and reduces again (a
@@ -1025,10 +1027,11 @@ inline const DeviceFacts& device_facts() {
 // come from the device.
 constexpr double TC_EFFICIENCY = 0.99;         // the tensor cores' share of their peak in the main loop
 constexpr double FILL_BYTES_PER_CLK = 37.0;    // bytes landing in one SM's shared memory per clock
-constexpr double STEP_MIN_CLK = 816;           // the least a K step takes, whatever the tile
+constexpr double STEP_MIN_CLK = 748;           // the least a K step takes, whatever the tile
 constexpr double L2_BYTES_PER_CLK = 26.1;      // per SM per clock with every SM pulling (6.8 TB/s on 132)
-constexpr double LAUNCH_US = 4.05;             // launch, first tile loads, last store
-constexpr double ITEM_US = 2.60;               // per round: the epilogue, the next item's first loads
+constexpr double LAUNCH_US = 3.76;             // launch, first tile loads, last store
+constexpr double ITEM_US = 1.38;               // per round: the epilogue, the next item's first loads
+constexpr double SPLIT_US = 1.14;              // per round of a split plan: publishing the partial tile
 constexpr double STORE_BYTES_PER_US = 19.3e3;  // one SM storing its partial tile (19.3 GB/s)
 constexpr double TRIP_US = 0.358;              // one dependent round trip of the reduction's loads
 constexpr double REDUCE_BYTES_PER_US = 128e3;  // one SM reading the partials back (128 GB/s)
@@ -1119,7 +1122,7 @@ class Planner : public tut::GemmPlanner {
     double split_us = 0;
     if (c.splits > 1) {
       const int chunks = bm >= 256 ? bm / 8 : bm / 8 / 4;  // the kernel's VECS / CHUNK (one float4 a chunk at 256 rows)
-      split_us = tile_bytes / STORE_BYTES_PER_US + chunks * tut::ceil_div(c.splits, SPLITS_PER_TRIP) * TRIP_US +
+      split_us = SPLIT_US + tile_bytes / STORE_BYTES_PER_US + chunks * tut::ceil_div(c.splits, SPLITS_PER_TRIP) * TRIP_US +
                  c.splits * tile_bytes / REDUCE_BYTES_PER_US;
     }
     const double round_us = double(w.k_steps) * step_us + ITEM_US + split_us;
