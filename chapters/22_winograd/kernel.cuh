@@ -675,9 +675,12 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
       for (int v = 0; v < T::U_VECS; ++v)
         cp_async16(Us + buf * T::U_FLOATS + us_thread + v * U_XI_STEP * BC * BK, src + v * u_step);
     };
-    // V = B^T d B of this thread's patches, from Ds[buf] into Vs[buf][xi][tc][tt].
+    // V = B^T d B of this thread's patches, from Ds[buf] into Vs[buf][xi][tc][tt]. The patches are
+    // independent: unrolled, their loads, adds and stores interleave, and the producer, one warp per
+    // scheduler beside two consumer warps, finishes a chunk sooner (README: 4% to 5% on the F(2x2)
+    // layers against one patch after the other).
     auto transform_patches = [&](int buf) {
-#pragma unroll 1
+#pragma unroll
       for (int jp = 0; jp < PATCHES; ++jp) {
         const int tc = tc0 + jp * CH_STEP;
         const float* d = Ds + buf * T::D_FLOATS + tc * NXI * BT + tt;
