@@ -74,8 +74,8 @@
 //                aligned, else scalar).
 //                Workspace: the transformed filter, (m+2)^2 x ceil(C/8)*8 x ceil(K/BK)*BK floats,
 //                plus splits x N*K*P*Q floats when the channels are split. Shared memory (dynamic):
-//                216 KiB (F4) or 128 KiB (F2), one block per SM: 512 threads at 128 registers (F4) or
-//                384 at 164 (F2).
+//                216 KiB (F4: two buffers) or 192 KiB (F2: three), one block per SM: 512 threads at 128
+//                registers (F4) or 384 at 165 (F2).
 //                Sm_80 or newer (cp.async).
 #pragma once
 
@@ -116,7 +116,7 @@ static_assert(BC * BT == NUM_THREADS, "one (channel, tile) pair of a chunk per G
 constexpr int VEC = 4;  // floats per 128-bit access
 // The producers: PRODUCER_WARPS more warps (one per scheduler) copy the chunks and transform the
 // patches while the consumer warps run the GEMMs, PATCHES patches per producer thread and chunk.
-// F(2x2) has NUM_WARPS consumer warps (384 threads: 164 registers each, 128 accumulators); F(4x4)
+// F(2x2) has NUM_WARPS consumer warps (384 threads: 165 registers each, 128 accumulators); F(4x4)
 // has CONSUMER_WARPS_F4 (3 per scheduler, 3 whole points each: 512 threads, 128 registers each, 96
 // accumulators). With 8 (144 accumulators in 168 registers) its consumers waited on their shared
 // loads, 2 warps per scheduler: 8% slower (tuning run 51).
@@ -129,6 +129,9 @@ constexpr int PATCHES = BC * BT / PRODUCER_THREADS;  // 2
 // unrolled, F(4x4) 0.794 ms on seed_3x3 against 0.847 rolled; F(2x2) is 1% to 3% faster rolled.
 constexpr int UNROLL_F4 = 8;
 constexpr int UNROLL_F2 = 1;
+// Buffers of the pipeline between producers and consumers: F(2x2) has room for STAGES_F2 (3 x 64 KB),
+// F(4x4) for 2 (2 x 108 KB).
+constexpr int STAGES_F2 = 3;
 
 // The (m+2)^2 GEMMs of a chunk are shared by the warps by points: warp w owns FULL whole points
 // (all BK filters x BT tiles of each), and when the consumer warps do not divide (m+2)^2 the REM points
@@ -174,13 +177,15 @@ struct Tile {
   static_assert(LK % VEC == 0 && LT % VEC == 0, "a lane's filters and tiles are whole float4s");
   static constexpr int ACCS = FULL * LK * LT + (REM > 0 ? LKR * LT : 0);  // 96 or 128
   static_assert(ACCS * CONSUMER_THREADS == NXI * BK * BT, "the lanes hold every sum once");
-  // Shared memory, in floats. The pipeline: the chunk's transformed filter Us[2][NXI][BC][BK], its
-  // raw patches Ds[2][BC][NXI][BT] and its transformed patches Vs[2][NXI][BC][BT], all
-  // double-buffered. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
+  // Shared memory, in floats. The pipeline: the chunk's transformed filter Us[S][NXI][BC][BK], its
+  // raw patches Ds[S][BC][NXI][BT] and its transformed patches Vs[S][NXI][BC][BT], S = STAGES
+  // buffers of each. The epilogue reuses it all for the sums Ms[NXI][BK][BT].
   static constexpr int U_FLOATS = NXI * BC * BK;
   static constexpr int D_FLOATS = BC * NXI * BT;
   static constexpr int V_FLOATS = NXI * BC * BT;
-  static constexpr int PIPE_FLOATS = 2 * U_FLOATS + 2 * D_FLOATS + 2 * V_FLOATS;
+  static constexpr int STAGES = M == 2 ? STAGES_F2 : 2;
+  static_assert(STAGES >= 2 && STAGES <= 3, "the named barriers below have ids for 3 buffers");
+  static constexpr int PIPE_FLOATS = STAGES * (U_FLOATS + D_FLOATS + V_FLOATS);
   static constexpr int M_FLOATS = NXI * BK * BT;
   static constexpr std::size_t SMEM_BYTES =
       sizeof(float) * std::size_t(PIPE_FLOATS > M_FLOATS ? PIPE_FLOATS : M_FLOATS);
@@ -425,8 +430,8 @@ __device__ __forceinline__ TileCoord tile_coord(const Geometry& g, int tile) {
 // is ready" (the producers arrive, the consumers wait); BAR_EMPTY + buf, "buffer buf is free again"
 // (the consumers arrive, the producers wait); BAR_CONSUMERS, the consumers' own (the epilogue).
 constexpr int BAR_FULL = 1;
-constexpr int BAR_EMPTY = 3;
-constexpr int BAR_CONSUMERS = 5;
+constexpr int BAR_EMPTY = 4;
+constexpr int BAR_CONSUMERS = 7;
 // bar.arrive orders the arriving thread's earlier shared-memory writes before the waiters' later
 // reads (the PTX memory model: the barrier's arrive releases, its sync acquires).
 __device__ __forceinline__ void bar_sync(int id, int count) {
@@ -438,13 +443,14 @@ __device__ __forceinline__ void bar_arrive(int id, int count) {
 
 // The producers' pipeline over a block's chunks, the same for both tile sizes (the copies and the
 // transform are the caller's). Copy groups, in the order committed: P0 F0 | P1 F1 | P2 F2 ... (P:
-// patches, F: filter; a group may be empty). At iteration i the patches of chunk i + 1 are issued
-// first (Ds[buf ^ 1] held chunk i - 1, transformed by this thread in the previous iteration); "all
-// groups but the newest done" is then chunk i's patches and filter. Vs[buf] and Us[buf ^ 1] are the
-// consumers': Vs[buf] was last read for chunk i - 2 (waited for in iteration i - 1), and Us[buf ^ 1]
-// is refilled only once the consumers are done with chunk i - 1. `threads`: the block's, for the
-// named barriers.
-template <class CopyPatches, class CopyFilter, class Transform>
+// patches, F: filter; a group may be empty). Chunk i lives in buffer i % STAGES (buf; next: chunk
+// i + 1's). At iteration i the patches of chunk i + 1 are issued first (Ds[next] held chunk
+// i + 1 - STAGES, transformed by this thread in an earlier iteration); "all groups but the newest
+// done" is then chunk i's patches and filter. Vs[buf] and Us[next] are the consumers': Vs[buf] was
+// last read for chunk i - STAGES (waited for in iteration i - 1), and Us[next] is refilled only once
+// the consumers are done with chunk i + 1 - STAGES. With 3 buffers the producers can run two chunks
+// ahead of the consumers, with 2 one. `threads`: the block's, for the named barriers.
+template <int STAGES, class CopyPatches, class CopyFilter, class Transform>
 __device__ __forceinline__ void producer_pipeline(int chunks, int chunk_begin, int threads, CopyPatches& copy_patches,
                                                   CopyFilter& copy_filter, Transform& transform_patches) {
   if (chunks > 0) {
@@ -458,15 +464,15 @@ __device__ __forceinline__ void producer_pipeline(int chunks, int chunk_begin, i
     cp_async_commit();
   }
   for (int i = 0; i < chunks; ++i) {
-    const int buf = i & 1;
-    if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, buf ^ 1);
+    const int buf = i % STAGES, next = (i + 1) % STAGES;
+    if (i + 1 < chunks) copy_patches(chunk_begin + i + 1, next);
     cp_async_commit();
     cp_async_wait_one();
     transform_patches(buf);
     bar_arrive(BAR_FULL + buf, threads);
     if (i + 1 < chunks) {
-      if (i >= 1) bar_sync(BAR_EMPTY + (buf ^ 1), threads);
-      copy_filter(chunk_begin + i + 1, buf ^ 1);
+      if (i + 1 >= STAGES) bar_sync(BAR_EMPTY + next, threads);
+      copy_filter(chunk_begin + i + 1, next);
     }
     cp_async_commit();
   }
@@ -482,9 +488,9 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
   constexpr int NXI = T::NXI;
   constexpr int BK = T::BK;
   extern __shared__ __align__(16) float smem[];
-  float* const Us = smem;                      // [2][NXI][BC][BK]
-  float* const Ds = Us + 2 * T::U_FLOATS;      // [2][BC][NXI][BT]
-  float* const Vs = Ds + 2 * T::D_FLOATS;      // [2][NXI][BC][BT]
+  float* const Us = smem;                          // [STAGES][NXI][BC][BK]
+  float* const Ds = Us + T::STAGES * T::U_FLOATS;  // [STAGES][BC][NXI][BT]
+  float* const Vs = Ds + T::STAGES * T::D_FLOATS;  // [STAGES][NXI][BC][BT]
 
   const int tid = int(threadIdx.x);
   const int warp = tid / WARP_SIZE, lane = tid % WARP_SIZE;
@@ -532,9 +538,9 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
     }
     const int plane = g.h * g.w;
     // The elements of columns outside the image (and, as in the chapter, of rows outside it) are zeroed
-    // once in both buffers; the copies never write the columns, and write zeros to the rows.
+    // once in every buffer; the copies never write the columns, and write zeros to the rows.
 #pragma unroll
-    for (int b = 0; b < 2; ++b)
+    for (int b = 0; b < T::STAGES; ++b)
 #pragma unroll
       for (int jp = 0; jp < PATCHES; ++jp)
 #pragma unroll
@@ -593,7 +599,7 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
           *reinterpret_cast<float2*>(vs + (i * A + j) * BC * BT) = make_float2(v0[i][j], v1[i][j]);
     };
 
-    producer_pipeline(chunks, chunk_begin, THREADS, copy_patches, copy_filter, transform_patches);
+    producer_pipeline<T::STAGES>(chunks, chunk_begin, THREADS, copy_patches, copy_filter, transform_patches);
     return;
   }
   if (M == 2 && tid >= CONSUMERS) {  // F(2x2): the chapter's producers
@@ -624,9 +630,9 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
     }
     const int plane = g.h * g.w;
     // A patch element outside the image (padding, or a tile past the last) is the same for every
-    // chunk: it is zeroed once, in both buffers, and never copied.
+    // chunk: it is zeroed once, in every buffer, and never copied.
 #pragma unroll
-    for (int b = 0; b < 2; ++b)
+    for (int b = 0; b < T::STAGES; ++b)
 #pragma unroll
       for (int jp = 0; jp < PATCHES; ++jp)
 #pragma unroll
@@ -698,7 +704,7 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
       }
     };
 
-    producer_pipeline(chunks, chunk_begin, THREADS, copy_patches, copy_filter, transform_patches);
+    producer_pipeline<T::STAGES>(chunks, chunk_begin, THREADS, copy_patches, copy_filter, transform_patches);
     return;
   }
 
@@ -771,13 +777,13 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
     }
   };
 
-  // The chunk loop: wait until the producers have chunk i in buffer i & 1, multiply, and hand the
-  // buffer back (only when the producers will refill it: chunk i + 2 exists).
+  // The chunk loop: wait until the producers have chunk i in buffer i % STAGES, multiply, and hand the
+  // buffer back (only when the producers will refill it: chunk i + STAGES exists).
   for (int i = 0; i < chunks; ++i) {
-    const int buf = i & 1;
+    const int buf = i % T::STAGES;
     bar_sync(BAR_FULL + buf, THREADS);
     multiply(buf);
-    if (i + 2 < chunks) bar_arrive(BAR_EMPTY + buf, THREADS);
+    if (i + T::STAGES < chunks) bar_arrive(BAR_EMPTY + buf, THREADS);
   }
 
   // Epilogue. The (m+2)^2 sums of one (filter, tile) are spread over the warps: they meet in
