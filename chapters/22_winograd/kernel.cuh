@@ -12,8 +12,8 @@
 //                F(2x2) where it runs fewer (TILE = 2 or 4 forces one: `scripts/variant.sh 22_winograd
 //                TILE=4`). The kernel is fused: a block owns BT = 32 output tiles x BK filters and
 //                runs two roles. Its 4 producer warps copy each chunk of BC = 8 channels (the raw
-//                patches and the chunk's transformed filter, cp.async) into one of two buffers and
-//                transform the patches there (V, two buffers too); its consumer warps (12 for F(4x4),
+//                patches and the chunk's transformed filter, cp.async) into one of two buffers (three
+//                for F(2x2)) and transform the patches there (V, as many buffers); its consumer warps (12 for F(4x4),
 //                8 for F(2x2)) run the (m+2)^2 small GEMMs of the chunk on 96 or 128 accumulators per
 //                thread, a warp owning whole points (all BK x BT sums of each: 8 x 4 or 16 x 4 per
 //                lane), while the
@@ -57,8 +57,11 @@
 //                producers now set the pace). Cheaper producers: 0.7345 -> 0.7028 ms, 0.1011 ->
 //                0.0984 ms (tuning run 53, bit-identical), the barrier stall 2.06 -> 1.06. The
 //                dependent launch: seed_3x3 0.7020 -> 0.6938 ms, r50_c2_3x3 0.0985 -> 0.0938 ms,
-//                r50_c3_3x3 0.1156 -> 0.1128 ms (tuning run 54, bit-identical). The second version: c3, c4 and c5 run F(2x2), 1.18 to
-//                1.28x faster than the first version (tuning run 41).
+//                r50_c3_3x3 0.1156 -> 0.1128 ms (tuning run 54, bit-identical). F(2x2)'s producers
+//                transforming their two patches together: c3 0.1134 -> 0.1092, c4 0.1222 -> 0.1177, c5
+//                0.1474 -> 0.1405 ms (tuning run 65, the same errors); three buffers for F(2x2): c4 0.1181
+//                -> 0.1174, c5 0.1402 -> 0.1399 ms (tuning run 67). The second version: c3, c4 and c5
+//                run F(2x2), 1.18 to 1.28x faster than the first version (tuning run 41).
 //                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
 //                for the previous kernel with the new filter transform (same session); with 168
 //                registers per thread (384 threads) its consumers wait on their shared loads (short
@@ -450,6 +453,24 @@ __device__ __forceinline__ void bar_arrive(int id, int count) {
 // last read for chunk i - STAGES (waited for in iteration i - 1), and Us[next] is refilled only once
 // the consumers are done with chunk i + 1 - STAGES. With 3 buffers the producers can run two chunks
 // ahead of the consumers, with 2 one. `threads`: the block's, for the named barriers.
+// A patch element outside the image (padding, or a tile past the last) is the same for every chunk:
+// a producer thread zeroes its own such elements once, in all STAGES buffers of Ds (d_floats apart),
+// and its copies never write them. outside(jp, i, j): element (i, j) of its patch jp lies outside;
+// at(jp, i, j): that element's offset in a buffer.
+template <int STAGES, int PATCHES, int A, class Outside, class At>
+__device__ __forceinline__ void zero_outside(float* Ds, int d_floats, const Outside& outside, const At& at) {
+#pragma unroll
+  for (int b = 0; b < STAGES; ++b)
+#pragma unroll
+    for (int jp = 0; jp < PATCHES; ++jp)
+#pragma unroll
+      for (int i = 0; i < A; ++i)
+#pragma unroll
+        for (int j = 0; j < A; ++j) {
+          if (outside(jp, i, j)) Ds[b * d_floats + at(jp, i, j)] = 0.0f;
+        }
+}
+
 template <int STAGES, class CopyPatches, class CopyFilter, class Transform>
 __device__ __forceinline__ void producer_pipeline(int chunks, int chunk_begin, int threads, CopyPatches& copy_patches,
                                                   CopyFilter& copy_filter, Transform& transform_patches) {
@@ -539,17 +560,10 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
     const int plane = g.h * g.w;
     // The elements of columns outside the image (and, as in the chapter, of rows outside it) are zeroed
     // once in every buffer; the copies never write the columns, and write zeros to the rows.
-#pragma unroll
-    for (int b = 0; b < T::STAGES; ++b)
-#pragma unroll
-      for (int jp = 0; jp < PATCHES; ++jp)
-#pragma unroll
-        for (int i = 0; i < A; ++i)
-#pragma unroll
-          for (int j = 0; j < A; ++j) {
-            if (((in_mask[jp] >> i) & (in_mask[jp] >> (8 + j)) & 1u) == 0)
-              Ds[b * T::D_FLOATS + (tc * NXI + i * A + j) * BT + 2 * tp + (jp ^ half)] = 0.0f;
-          }
+    zero_outside<T::STAGES, PATCHES, A>(
+        Ds, T::D_FLOATS,
+        [&](int jp, int i, int j) { return ((in_mask[jp] >> i) & (in_mask[jp] >> (8 + j)) & 1u) == 0; },
+        [&](int jp, int i, int j) { return (tc * NXI + i * A + j) * BT + 2 * tp + (jp ^ half); });
     // The transformed filter: float4 number (w U_VECS + v) 32 + lane of the chunk's contiguous
     // NXI x BC x BK floats (Us's order), v < U_VECS, w = pt / 32: each copy instruction of a warp reads
     // 512 contiguous bytes, and a thread's float4s lie 512 bytes apart (8 of them within the +-2 KiB
@@ -629,19 +643,10 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
       x_thread = ((tcrd.n * g.c + tc0) * g.h + h0) * g.w + w0;
     }
     const int plane = g.h * g.w;
-    // A patch element outside the image (padding, or a tile past the last) is the same for every
-    // chunk: it is zeroed once, in every buffer, and never copied.
-#pragma unroll
-    for (int b = 0; b < T::STAGES; ++b)
-#pragma unroll
-      for (int jp = 0; jp < PATCHES; ++jp)
-#pragma unroll
-        for (int i = 0; i < A; ++i)
-#pragma unroll
-          for (int j = 0; j < A; ++j) {
-            if (((row_in >> i) & (col_in >> j) & 1u) == 0)
-              Ds[b * T::D_FLOATS + ((tc0 + jp * CH_STEP) * NXI + i * A + j) * BT + tt] = 0.0f;
-          }
+    // Its patch elements outside the image: zeroed once, never copied.
+    zero_outside<T::STAGES, PATCHES, A>(
+        Ds, T::D_FLOATS, [&](int, int i, int j) { return ((row_in >> i) & (col_in >> j) & 1u) == 0; },
+        [&](int jp, int i, int j) { return ((tc0 + jp * CH_STEP) * NXI + i * A + j) * BT + tt; });
 
     // The transformed filter's copy: float4 number pt + v * PRODUCER_THREADS of the chunk's
     // NXI x BC x BK floats, for v < U_VECS; the thread's channel and filters are the same for every
