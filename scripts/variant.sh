@@ -63,6 +63,7 @@ compile_cmd = [a.replace(f"-I{src}", f"-I{dst}").replace(f"{src}/main.cu", f"{ds
                .replace(f'"{chapter}"', f'"{name}"') for a in compile_cmd]
 compile_cmd[compile_cmd.index("-o") + 1] = f"{dst}/main.cu.o"
 compile_cmd.insert(1, "-Xptxas=-v")
+compile_cmd.insert(2, f"-I{src}")  # a kernel.cuh that includes another chapter's (../NN_name/kernel.cuh)
 link = subprocess.run(["ninja", "-C", build, "-t", "commands", f"bin/{chapter}"], capture_output=True, text=True,
                       check=True).stdout.strip().splitlines()[-1]
 link = link.replace(obj, f"{dst}/main.cu.o").replace(f"-o bin/{chapter}", f"-o {dst}/{name}")

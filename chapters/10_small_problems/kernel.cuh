@@ -160,10 +160,11 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
 // again on exit). Without SPLIT (one split, gridDim.z = 1) the kernel is chapter 09's, instruction
 // for instruction: the loop's bound is then K itself, a kernel parameter, where a split's bound
 // k_end takes a register, and at 128 registers one more live value reschedules the whole loop.
+// The block's work is a device function, gemm_block, so that a later chapter can run it over a batch
+// of problems (chapter 22: blockIdx.z picks the problem; the one-split instance never reads blockIdx.z).
 template <int BLOCK_M, int BLOCK_N, bool SPLIT, bool ALIGNED>
-__global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOCK_M, BLOCK_N>::MIN_BLOCKS_PER_SM)
-    split_k_gemm_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                        float beta, float* C, int ldc, float4* partials, int* arrivals) {
+__device__ __forceinline__ void gemm_block(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                                           int ldb, float beta, float* C, int ldc, float4* partials, int* arrivals) {
   using T = Tile<BLOCK_M, BLOCK_N>;
   constexpr int NUM_THREADS = T::NUM_THREADS, WARPS_N = T::WARPS_N;
   constexpr int A_ROW_STEP = T::A_ROW_STEP, B_ROW_STEP = T::B_ROW_STEP;
@@ -379,6 +380,12 @@ __global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOC
       store_vec(v, make_float4(a4[0], a4[1], a4[2], a4[3]));
     }
   }
+}
+template <int BLOCK_M, int BLOCK_N, bool SPLIT, bool ALIGNED>
+__global__ void __launch_bounds__(Tile<BLOCK_M, BLOCK_N>::NUM_THREADS, Tile<BLOCK_M, BLOCK_N>::MIN_BLOCKS_PER_SM)
+    split_k_gemm_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                        float beta, float* C, int ldc, float4* partials, int* arrivals) {
+  gemm_block<BLOCK_M, BLOCK_N, SPLIT, ALIGNED>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, partials, arrivals);
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }

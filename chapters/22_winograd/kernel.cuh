@@ -1,4 +1,4 @@
-// Chapter 22: Winograd convolution (FP32), fused.
+// Chapter 22: Winograd convolution (FP32), fused into one kernel or in three.
 //
 // What changed:  not the implicit GEMM's loop but the arithmetic. A 3x3 filter slid over an
 //                (m+2) x (m+2) input patch gives an m x m output tile; Winograd's minimal filtering
@@ -8,8 +8,7 @@
 //                over the channels (M = sum_c U_c . V_c: (m+2)^2 independent GEMMs, filters x
 //                tiles, each C deep), and transform back (Y = A^T M A). Both F(2x2,3x3) (16
 //                products for 36) and F(4x4,3x3) (36 for 144) are here, as the template parameter M;
-//                the plan picks F(4x4) where its grid of blocks runs more than 2 waves on the GPU and
-//                F(2x2) where it runs fewer (TILE = 2 or 4 forces one: `scripts/variant.sh 22_winograd
+//                the plan runs F(4x4) (TILE = 2 or 4 forces one: `scripts/variant.sh 22_winograd
 //                TILE=4`). The kernel is fused: a block owns BT = 32 output tiles x BK filters and
 //                runs two roles. Its 4 producer warps copy each chunk of BC = 8 channels (the raw
 //                patches and the chunk's transformed filter, cp.async) into one of two buffers (three
@@ -22,6 +21,13 @@
 //                one thread holds all (m+2)^2 sums of one (filter, tile), and leave as m x m outputs.
 //                Split over the channels (a second, deterministic summing kernel) when the grid would
 //                not fill the GPU, by chapter 20's rule in units of one chunk.
+//                Where the fused F(4x4) grid runs two waves or fewer (few tiles, large C and K: the
+//                28x28, 14x14 and 7x7 layers), the plan takes three kernels instead (KERNELS): one
+//                transforms the filter into U and the input into V in global memory (they fit in
+//                L2 there), chapter 10's GEMM block runs the 36 products M = U V as one batched launch
+//                (blockIdx.z = the point; its tiles fill the SMs whatever the tile count), and a third
+//                applies A^T M A, two threads per (filter, tile). Each is launched as a programmatic
+//                dependent of the one before. F(4x4) there too.
 // Prediction:    (written before the first measurement) seed_3x3 is 59.2 GFLOP direct. F(4x4,3x3):
 //                36 products per 16 outputs and channel instead of 144: 7.40 G FMA in the
 //                transformed domain (14.8 GFLOP), 0.25 ms at the FMA units' 29.6 T FMA/s (1755 MHz) if
@@ -51,6 +57,13 @@
 //                (The fifth change) The fused kernel is launched as a programmatic dependent of the
 //                filter transform (griddepcontrol): its blocks start, zero their padding and copy the
 //                first patches while the transform runs, and wait for it only before copying U.
+//                (The seventh version, before its measurements) On r50_c3/c4/c5_3x3 the fused grid
+//                is 1 to 3 waves of one block per SM and its chunks run the FMA pipe at ~52%; cuDNN's
+//                WINOGRAD_NONFUSED runs c3 as four kernels of 21, 4, 56 and 16 us (tuning run 68)
+//                and chapter 10 runs the GEMMs' shapes side by side (128 x 56448 x 128, 256 x 18432
+//                x 256, 512 x 4608 x 512) in 54, 65 and 75 us. Three kernels with F(4x4) (0.56 to 0.75
+//                times F(2x2)'s multiply-adds there): c3 ~54 + 2 x 14 (V and M, 29 MB each, through
+//                DRAM) = ~0.085 ms, c4 ~0.090, c5 ~0.100 (its filter transform writes 38 MB).
 // Measured:      (H100; README.md) 12 consumer warps for F(4x4): seed_3x3 0.7934 -> 0.7338 ms and
 //                r50_c2_3x3 0.1087 -> 0.1008 ms (tuning run 51, bit-identical results); the short
 //                scoreboard stall 1.89 -> 0.43 per instruction, the barrier stall 0.77 -> 2.01 (the
@@ -60,7 +73,10 @@
 //                r50_c3_3x3 0.1156 -> 0.1128 ms (tuning run 54, bit-identical). F(2x2)'s producers
 //                transforming their two patches together: c3 0.1134 -> 0.1092, c4 0.1222 -> 0.1177, c5
 //                0.1474 -> 0.1405 ms (tuning run 65, the same errors); three buffers for F(2x2): c4 0.1181
-//                -> 0.1174, c5 0.1402 -> 0.1399 ms (tuning run 67). The second version: c3, c4 and c5
+//                -> 0.1174, c5 0.1402 -> 0.1399 ms (tuning run 67). Three kernels (tuning run 73,
+//                two alternating rounds, against the fused kernel's F(2x2)): c3 0.1080 -> 0.0803,
+//                c4 0.1155 -> 0.0881, c5 0.1385 -> 0.1160 ms; on seed_3x3 and r50_c2_3x3 they lose
+//                (0.737 against 0.694 ms, 0.118 against 0.094). The second version: c3, c4 and c5
 //                run F(2x2), 1.18 to 1.28x faster than the first version (tuning run 41).
 //                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
 //                for the previous kernel with the new filter transform (same session); with 168
@@ -76,7 +92,8 @@
 //                y need no alignment (the float4 / float2 output stores need Q % M == 0 and y 16-byte
 //                aligned, else scalar).
 //                Workspace: the transformed filter, (m+2)^2 x ceil(C/8)*8 x ceil(K/BK)*BK floats,
-//                plus splits x N*K*P*Q floats when the channels are split. Shared memory (dynamic):
+//                plus splits x N*K*P*Q floats when the channels are split; the three kernels: U, V
+//                ((m+2)^2 x C x tiles) and M ((m+2)^2 x K x tiles), tiles rounded up to 4. Shared memory (dynamic):
 //                216 KiB (F4: two buffers) or 192 KiB (F2: three), one block per SM: 512 threads at 128
 //                registers (F4) or 384 at 165 (F2).
 //                Sm_80 or newer (cp.async).
@@ -89,6 +106,7 @@
 #include <cstring>
 #include <string>
 
+#include "../10_small_problems/kernel.cuh"  // ch10::gemm_block and its planner's model, used as they are
 #include "tut/conv/harness.cuh"
 #include "tut/core/verify.hpp"
 
@@ -98,8 +116,18 @@ namespace ch22 {
 // (`scripts/variant.sh 22_winograd TILE=4`, `TILE=2`: the README's forced rows).
 constexpr int TILE = 0;
 static_assert(TILE == 0 || TILE == 2 || TILE == 4, "the plan's choice, F(2x2,3x3) or F(4x4,3x3)");
-// TILE = 0: F(4x4) where its grid runs more than F2_MAX_WAVES waves of blocks, F(2x2) otherwise.
+// TILE = 0: F(4x4); with the fused kernel forced (KERNELS = 1), F(4x4) where its grid runs more than
+// F2_MAX_WAVES waves of blocks and F(2x2) otherwise (the sixth version's rule).
 constexpr int F2_MAX_WAVES = 2;
+// How many kernels: 0, the plan's choice (the fused kernel where its F(4x4) grid runs more than
+// F2_MAX_WAVES waves, the three kernels otherwise); 1, the fused kernel always (with TILE = 0 the
+// tile size as above); 3, the three kernels always (`scripts/variant.sh 22_winograd KERNELS=1`).
+constexpr int KERNELS = 0;
+static_assert(KERNELS == 0 || KERNELS == 1 || KERNELS == 3, "the plan's choice, fused, or three kernels");
+// The three kernels' batched GEMM: 0, chapter 10's model picks the tile shape; 1, 2, 3 force 128 x 128,
+// 128 x 64, 64 x 64 (`scripts/variant.sh 22_winograd KERNELS=3 GEMM_TILE=1`).
+constexpr int GEMM_TILE = 0;
+static_assert(GEMM_TILE >= 0 && GEMM_TILE <= 3, "the model's choice or one of chapter 10's three shapes");
 // 1: a call skips the filter transform when the filter, the problem and the workspace are those of
 // the previous call (weights fixed between calls, as in inference). A measurement variant, not the
 // chapter (`scripts/variant.sh 22_winograd FILTER_ONCE=1`: the README's "filter transformed once"
@@ -311,25 +339,26 @@ __device__ __forceinline__ void output_2d(const float (&m)[A][A], float (&y)[M][
 // filters x BC channels: it stages their 9 taps each in shared memory (each filter's BC x 9 taps are
 // contiguous in KCRS: coalesced loads), then thread (k, c) transforms one 3x3 filter, and
 // consecutive threads store consecutive filters of each point (coalesced stores).
+// GEMM_LAYOUT (the three-kernel path, below): U[xi][k][c] instead, a K x C matrix per point (the
+// batched GEMM's A, kp rows of cp floats). Block (bx, by) of a kp / FT_K x cp / BC grid.
 constexpr int FT_K = NUM_THREADS / BC;  // 32
-template <int M>
-__global__ void __launch_bounds__(NUM_THREADS)
-    filter_transform_kernel(const float* __restrict__ w, float* __restrict__ u, int k_count, int c_count, int kp,
-                            int cp) {
-  // The fused kernel, launched as this grid's programmatic dependent, may start now: its producers
-  // wait for this grid (griddepcontrol.wait) only before they first copy U.
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+template <int M, bool GEMM_LAYOUT>
+__device__ __forceinline__ void filter_transform_block(const float* __restrict__ w, float* __restrict__ u, int k_count,
+                                                       int c_count, int kp, int cp, int bx, int by) {
   constexpr int A = M + 2;
   constexpr int TAPS = BC * 9;  // a filter's taps of the block's channels
   __shared__ float ws[FT_K * TAPS];
-  const int k0 = int(blockIdx.x) * FT_K, c0 = int(blockIdx.y) * BC;
+  const int k0 = bx * FT_K, c0 = by * BC;
   for (int i = int(threadIdx.x); i < FT_K * TAPS; i += NUM_THREADS) {
     const int kk = i / TAPS, tap = i % TAPS;
     const bool in = k0 + kk < k_count && c0 * 9 + tap < c_count * 9;
     ws[i] = in ? w[(std::size_t(k0 + kk) * c_count + c0) * 9 + tap] : 0.0f;
   }
   __syncthreads();
-  const int kk = int(threadIdx.x) % FT_K, cc = int(threadIdx.x) / FT_K;
+  // Consecutive threads store consecutive floats of U: consecutive filters (the fused kernel's
+  // layouts), or, for the GEMM's, consecutive channels.
+  const int kk = GEMM_LAYOUT ? int(threadIdx.x) / BC : int(threadIdx.x) % FT_K;
+  const int cc = GEMM_LAYOUT ? int(threadIdx.x) % BC : int(threadIdx.x) / FT_K;
   double g[3][3];
 #pragma unroll
   for (int r = 0; r < 3; ++r)
@@ -349,9 +378,11 @@ __global__ void __launch_bounds__(NUM_THREADS)
   // the producers copy a chunk with one base address and immediate offsets. F(2x2): the chapter's
   // U[xi][c][k].
   static_assert(M != 4 || Tile<4>::BK == FT_K, "one filter-transform block per k block of the fused kernel");
-  constexpr int XI_STRIDE = M == 4 ? BC * FT_K : 0;
-  float* dst = M == 4 ? u + (std::size_t(blockIdx.x) * (cp / BC) + blockIdx.y) * (A * A * XI_STRIDE) + cc * FT_K + kk
-                      : u + std::size_t(c0 + cc) * kp + k0 + kk;
+  constexpr bool BLOCKED = M == 4 && !GEMM_LAYOUT;
+  constexpr int XI_STRIDE = BLOCKED ? BC * FT_K : 0;
+  float* dst = BLOCKED       ? u + (std::size_t(bx) * (cp / BC) + by) * (A * A * XI_STRIDE) + cc * FT_K + kk
+               : GEMM_LAYOUT ? u + std::size_t(k0 + kk) * cp + c0 + cc
+                             : u + std::size_t(c0 + cc) * kp + k0 + kk;
 #pragma unroll
   for (int i = 0; i < A; ++i) {
     const double row[3] = {t[i][0], t[i][1], t[i][2]};
@@ -359,13 +390,22 @@ __global__ void __launch_bounds__(NUM_THREADS)
     filter_1d(row, out);
 #pragma unroll
     for (int j = 0; j < A; ++j) {
-      if constexpr (M == 4) {
+      if constexpr (BLOCKED) {
         dst[(i * A + j) * XI_STRIDE] = float(out[j]);
       } else {
         dst[std::size_t(i * A + j) * cp * kp] = float(out[j]);
       }
     }
   }
+}
+template <int M>
+__global__ void __launch_bounds__(NUM_THREADS)
+    filter_transform_kernel(const float* __restrict__ w, float* __restrict__ u, int k_count, int c_count, int kp,
+                            int cp) {
+  // The fused kernel, launched as this grid's programmatic dependent, may start now: its producers
+  // wait for this grid (griddepcontrol.wait) only before they first copy U.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  filter_transform_block<M, false>(w, u, k_count, c_count, kp, cp, int(blockIdx.x), int(blockIdx.y));
 }
 
 // ---- Kernel 2: the fused Winograd convolution ---------------------------------------------------
@@ -427,6 +467,61 @@ __device__ __forceinline__ TileCoord tile_coord(const Geometry& g, int tile) {
   const int rem = tile - n * g.tiles_per_image;
   const int th = rem / g.tiles_w;
   return {n, th * M, (rem - th * g.tiles_w) * M};
+}
+
+// The output transform of one (filter k, tile) and its store, shared by the fused kernel's epilogue
+// and the three-kernel path's last kernel. An output whose 3x3 window lies wholly in the padding is
+// exactly zero; the transforms would leave rounding residue of the neighbouring pixels there, so it
+// is written as 0 (only possible with a padding of 3 or more): live_of says which rows and columns
+// of a tile are not such. Rows and columns past P and Q are not stored; with vec_y (Q % M == 0, y
+// aligned) a tile's row is one float4 (F(4x4)) or float2 (F(2x2)) store.
+// (Rows r0 .. r0 + R - 1 of the tile, R = M: all.)
+template <int M, int R = M>
+struct Live {
+  bool row[R], col[M];
+};
+template <int M, int R = M>
+__device__ __forceinline__ Live<M, R> live_of(const Geometry& g, const TileCoord& tcrd, int r0 = 0) {
+  Live<M, R> live;
+#pragma unroll
+  for (int i = 0; i < M; ++i) {
+    const int pr = tcrd.p0 + r0 + i - g.pad_h, qc = tcrd.q0 + i - g.pad_w;
+    if (i < R) live.row[i] = pr + 2 >= 0 && pr < g.h;
+    live.col[i] = qc + 2 >= 0 && qc < g.w;
+  }
+  return live;
+}
+// Rows r0 .. r0 + R - 1 of a tile's outputs y (R = M: the whole tile).
+template <int M, int R>
+__device__ __forceinline__ void store_rows(const Geometry& g, float* out, const TileCoord& tcrd,
+                                           const Live<M, R>& live, int k, int r0, const float (&y)[R][M], bool vec_y) {
+  float* dst = out + ((std::size_t(tcrd.n) * g.k + k) * g.p + tcrd.p0 + r0) * g.q + tcrd.q0;
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    if (tcrd.p0 + r0 + i >= g.p) break;
+    float row[M];
+#pragma unroll
+    for (int j = 0; j < M; ++j) row[j] = live.row[i] && live.col[j] ? y[i][j] : 0.0f;
+    if (vec_y) {
+      if constexpr (M == 4) {
+        *reinterpret_cast<float4*>(dst + std::size_t(i) * g.q) = make_float4(row[0], row[1], row[2], row[3]);
+      } else {
+        *reinterpret_cast<float2*>(dst + std::size_t(i) * g.q) = make_float2(row[0], row[1]);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < M; ++j) {
+        if (tcrd.q0 + j < g.q) dst[std::size_t(i) * g.q + j] = row[j];
+      }
+    }
+  }
+}
+template <int M, int A>
+__device__ __forceinline__ void output_tile(const Geometry& g, float* out, const TileCoord& tcrd, const Live<M>& live,
+                                            int k, const float (&m)[A][A], bool vec_y) {
+  float y[M][M];
+  output_2d<M, A>(m, y);
+  store_rows<M, M>(g, out, tcrd, live, k, 0, y, vec_y);
 }
 
 // Named barriers between the two roles (0 is __syncthreads): BAR_FULL + buf, "the chunk in buffer buf
@@ -829,9 +924,10 @@ __global__ void __launch_bounds__(Tile<M>::THREADS, 1)
   const int tile = tile0 + t_out;
   if (tile >= g.tiles) return;
   const TileCoord tcrd = tile_coord<M>(g, tile);
-  // An output whose 3x3 window lies wholly in the padding is exactly zero; the transforms would
-  // leave rounding residue of the neighbouring pixels there, so it is written as 0 (only possible
-  // with a padding of 3 or more).
+  // An output whose 3x3 window lies wholly in the padding is exactly zero (live_of, above). This
+  // epilogue keeps its own copy of output_tile's loop: calling it reallocated the whole kernel's
+  // registers (the same instructions otherwise), and seed_3x3 and r50_c2_3x3 ran 0.7% to 1.5% slower
+  // in both rounds of tuning run 71.
   bool row_live[M], col_live[M];
 #pragma unroll
   for (int i = 0; i < M; ++i) {
@@ -897,6 +993,121 @@ __global__ void __launch_bounds__(NUM_THREADS)
       for (int s = 1; s < splits; ++s) sum += part[std::size_t(s) * count + i];
       y[i] = sum;
     }
+  }
+}
+
+// ---- The three-kernel path -------------------------------------------------------------------------
+// Where the fused kernel's grid is too small to fill the GPU (few tiles, large C and K: r50_c3-c5),
+// V and M go through global memory instead (they fit in L2 there) and the (m+2)^2 products run as
+// one batched GEMM on chapter 10's kernel, whose tiles fill the SMs whatever the tile count:
+//   1. transforms_kernel: its first blocks transform the filter into U[xi][k][c] (a K x C matrix per
+//      point), the others the input patches into V[xi][c][t] (C x tiles, tp floats per row), one
+//      thread per (channel, tile);
+//   2. batched_gemm_kernel: M[xi] = U[xi] V[xi] for every point xi = blockIdx.z (K x tiles, C deep),
+//      chapter 10's block as it is (ch10::gemm_block, one split);
+//   3. output_transform_kernel: one thread per (filter, tile) gathers its (m+2)^2 sums and stores Y.
+template <int M>
+__global__ void __launch_bounds__(NUM_THREADS)
+    transforms_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ u,
+                      float* __restrict__ v, int tp, int filter_blocks_x, int filter_blocks) {
+  // No griddepcontrol.launch_dependents: the GEMM, this grid's programmatic dependent, launches as
+  // its last blocks exit (its launch overlapping their tail) and finds every SM free. Triggered at the
+  // start, its blocks launched while this grid still filled the GPU and piled onto the first SMs that
+  // freed (8 blocks of 64 x 64 per SM): r50_c5_3x3 took 0.150 ms instead of 0.126 (tuning run 71).
+  constexpr int A = M + 2;
+  const int b = int(blockIdx.x);
+  if (b < filter_blocks) {
+    filter_transform_block<M, true>(w, u, g.k, g.c, g.kp, g.cp, b % filter_blocks_x, b / filter_blocks_x);
+    return;
+  }
+  const long long i = static_cast<long long>(b - filter_blocks) * NUM_THREADS + threadIdx.x;  // c x tiles + t
+  if (i >= static_cast<long long>(g.c) * g.tiles) return;
+  const int c = int(i / g.tiles), t = int(i % g.tiles);
+  const TileCoord tc = tile_coord<M>(g, t);
+  const float* xc = x + (std::size_t(tc.n) * g.c + c) * g.h * g.w;
+  float d[A][A];
+#pragma unroll
+  for (int i = 0; i < A; ++i) {
+    const int h = tc.p0 - g.pad_h + i;
+#pragma unroll
+    for (int j = 0; j < A; ++j) {
+      const int wq = tc.q0 - g.pad_w + j;
+      d[i][j] = h >= 0 && h < g.h && wq >= 0 && wq < g.w ? xc[std::size_t(h) * g.w + wq] : 0.0f;
+    }
+  }
+  input_2d<A>(d);
+  float* dst = v + std::size_t(c) * tp + t;
+#pragma unroll
+  for (int xi = 0; xi < A * A; ++xi) dst[std::size_t(xi) * g.cp * tp] = d[xi / A][xi % A];
+}
+
+template <int BLOCK_M, int BLOCK_N>
+__global__ void __launch_bounds__(ch10::Tile<BLOCK_M, BLOCK_N>::NUM_THREADS,
+                                  ch10::Tile<BLOCK_M, BLOCK_N>::MIN_BLOCKS_PER_SM)
+    batched_gemm_kernel(int k_count, int tiles, int c_count, const float* u, int ldu, std::size_t u_stride,
+                        const float* v, int ldv, std::size_t v_stride, float* m, std::size_t m_stride) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // U and V: the transforms kernel's
+  const std::size_t xi = blockIdx.z;
+  ch10::gemm_block<BLOCK_M, BLOCK_N, false, true>(k_count, tiles, c_count, 1.0f, u + xi * u_stride, ldu,
+                                                  v + xi * v_stride, ldv, 0.0f, m + xi * m_stride, ldv, nullptr,
+                                                  nullptr);
+}
+
+// OUTPUT_LANES = 2: two threads per (filter, tile), each loading half the columns of its sums
+// (A x A/2 instead of A x A), transforming them, and trading the halves of the rows the other one
+// stores (M/2 x A/2 shuffles): twice the threads, half the loads in flight per thread.
+constexpr int OUTPUT_LANES = 2;
+static_assert(OUTPUT_LANES == 1 || OUTPUT_LANES == 2, "one or two threads per (filter, tile)");
+template <int M>
+__global__ void __launch_bounds__(NUM_THREADS)
+    output_transform_kernel(const Geometry g, const float* __restrict__ sums, float* __restrict__ y, int tp,
+                            bool vec_y) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // M: the GEMM's (a programmatic dependent of it)
+  constexpr int A = M + 2;
+  const long long items = static_cast<long long>(g.k) * g.tiles;
+  const long long i = (static_cast<long long>(blockIdx.x) * NUM_THREADS + threadIdx.x) / OUTPUT_LANES;  // k x tiles + t
+  if constexpr (OUTPUT_LANES == 1) {
+    if (i >= items) return;
+    const int k = int(i / g.tiles), t = int(i % g.tiles);
+    const TileCoord tc = tile_coord<M>(g, t);
+    float m[A][A];
+#pragma unroll
+    for (int r = 0; r < A; ++r)
+#pragma unroll
+      for (int j = 0; j < A; ++j) m[r][j] = sums[(std::size_t(r * A + j) * g.kp + k) * tp + t];
+    output_tile<M, A>(g, y, tc, live_of<M>(g, tc), k, m, vec_y);
+  } else {
+    constexpr int HA = A / 2, HM = M / 2;
+    const int half = int(threadIdx.x) & 1;  // columns half * HA.., output rows half * HM..
+    const bool live_item = i < items;       // both threads of a pair stay for the shuffles
+    const int k = live_item ? int(i / g.tiles) : 0, t = live_item ? int(i % g.tiles) : 0;
+    float tcol[M][HA];  // A^T m, this thread's columns
+#pragma unroll
+    for (int jj = 0; jj < HA; ++jj) {
+      float col[A], out[M];
+#pragma unroll
+      for (int r = 0; r < A; ++r) col[r] = sums[(std::size_t(r * A + half * HA + jj) * g.kp + k) * tp + t];
+      output_1d(col, out);
+#pragma unroll
+      for (int r = 0; r < M; ++r) tcol[r][jj] = out[r];
+    }
+    float yr[HM][M];  // this thread's output rows
+#pragma unroll
+    for (int rr = 0; rr < HM; ++rr) {
+      float row[A];
+#pragma unroll
+      for (int jj = 0; jj < HA; ++jj) {
+        const float mine = half ? tcol[HM + rr][jj] : tcol[rr][jj];  // my row, my column
+        const float send = half ? tcol[rr][jj] : tcol[HM + rr][jj];  // the other's row, my column
+        const float got = __shfl_xor_sync(0xffffffffu, send, 1);     // my row, the other's column
+        row[jj] = half ? got : mine;
+        row[HA + jj] = half ? mine : got;
+      }
+      output_1d(row, yr[rr]);
+    }
+    if (!live_item) return;
+    const TileCoord tc = tile_coord<M>(g, t);
+    store_rows<M, HM>(g, y, tc, live_of<M, HM>(g, tc, half * HM), k, half * HM, yr, vec_y);
   }
 }
 
@@ -987,8 +1198,10 @@ constexpr double FMA_PER_SM_CLOCK = 128.0;
 
 struct Plan {
   int m = 4;
+  bool fused = true;
   int splits = 1;
   int chunks_per_split = 1;
+  int gemm_tile = 0;  // the three kernels: chapter 10's tile shape for the batched GEMM
 };
 
 struct DeviceFacts {
@@ -1028,25 +1241,84 @@ inline Sizes sizes(const tut::ConvProblem& p, int m) {
   return s;
 }
 
+// The fused kernel's F(4x4) grid, in waves of blocks on this GPU (rounded up).
+inline long long fused_f4_waves(const tut::ConvProblem& p) {
+  const DeviceFacts& d = device_facts();
+  const Sizes s = sizes(p, 4);
+  const long long blocks = tut::ceil_div<long long>(s.tiles, BT) * (s.kp / s.bk);
+  return tut::ceil_div<long long>(blocks, static_cast<long long>(d.sms) * d.occ[1]);
+}
+// KERNELS, or the path the self-test forces (tut::ConvStep::paths: it checks every case on both).
+inline int& kernels_choice() {
+  static int kernels = KERNELS;
+  return kernels;
+}
+inline const char* const PATH_NAMES[] = {"fused", "three"};
+inline void force_path(int path) { kernels_choice() = path < 0 ? KERNELS : path == 0 ? 1 : 3; }
+inline bool choose_fused(const tut::ConvProblem& p) {
+  if (kernels_choice() != 0) return kernels_choice() == 1;
+  return fused_f4_waves(p) > F2_MAX_WAVES;
+}
 // The tile size: TILE, or (TILE = 0) F(4x4) where its grid of blocks runs more than F2_MAX_WAVES
 // waves on the GPU, F(2x2) where it runs no more (a rule read off the measurements, README: on
 // r50_c3/c4/c5_3x3, whose F(4x4) grids run 2, 1 and 1 waves, F(2x2) is 1.16, 1.11 and 1.22 times
 // faster; on seed_3x3 and r50_c2_3x3, 24 and 3 waves, F(4x4) is 1.18 and 1.15 times faster). Few
 // waves of F(4x4) blocks mean few tiles per image (its edge tiles compute 1.31 times the outputs
 // of 14x14 and 7x7 images) and large C and K: F(2x2)'s blocks are twice as many, its chunks cheaper.
+// The three kernels always take F(4x4).
 inline int choose_m(const tut::ConvProblem& p) {
   if (TILE != 0) return TILE;
-  const DeviceFacts& d = device_facts();
-  const Sizes s = sizes(p, 4);
-  const long long blocks = tut::ceil_div<long long>(s.tiles, BT) * (s.kp / s.bk);
-  const long long waves = tut::ceil_div<long long>(blocks, static_cast<long long>(d.sms) * d.occ[1]);
-  return waves > F2_MAX_WAVES ? 4 : 2;
+  if (!choose_fused(p)) return 4;
+  return fused_f4_waves(p) > F2_MAX_WAVES ? 4 : 2;
+}
+
+// The three kernels' sizes: tiles padded to tp (a multiple of 4: the GEMM's rows are float4s), and
+// the floats of U (NXI x kp x cp), V (NXI x cp x tp) and M (NXI x kp x tp).
+struct ThreeSizes {
+  int tp;
+  std::size_t u_floats, v_floats, m_floats;
+};
+inline ThreeSizes three_sizes(const tut::ConvProblem& p, int m) {
+  const Sizes s = sizes(p, m);
+  ThreeSizes t{};
+  t.tp = tut::ceil_div(s.tiles, 4) * 4;
+  t.u_floats = std::size_t(s.nxi) * s.kp * s.cp;
+  t.v_floats = std::size_t(s.nxi) * s.cp * t.tp;
+  t.m_floats = std::size_t(s.nxi) * s.kp * t.tp;
+  return t;
+}
+inline std::size_t round256(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// The batched GEMM's tile shape: chapter 10's model of each shape with one split, over the batch
+// laid side by side (NXI x ceil(tiles / BLOCK_N) column blocks); the least modelled time wins.
+inline int choose_gemm_tile(const tut::ConvProblem& p, int m) {
+  if (GEMM_TILE != 0) return GEMM_TILE - 1;
+  const Sizes s = sizes(p, m);
+  int best = 0;
+  double best_us = 0;
+  for (int t = 0; t < ch10::NUM_SHAPES; ++t) {
+    const int bn = ch10::SHAPES[t].block_n;
+    const long long cols = static_cast<long long>(tut::ceil_div(s.tiles, bn)) * bn * s.nxi;
+    if (cols > (1LL << 30)) continue;
+    const tut::GemmProblem g = tut::GemmProblem::packed(p.k, int(cols), p.c, 1.0f, 0.0f);
+    const double us = ch10::planner().waves(g, tut::GemmChoice{t, 1}).model_us;
+    if (t == 0 || us < best_us) {
+      best = t;
+      best_us = us;
+    }
+  }
+  return best;
 }
 
 inline Plan plan(const tut::ConvProblem& p, bool allow_splits = true) {
   const DeviceFacts& d = device_facts();
   Plan best;
   best.m = choose_m(p);
+  best.fused = choose_fused(p);
+  if (!best.fused) {
+    best.gemm_tile = choose_gemm_tile(p, best.m);
+    return best;
+  }
   const Sizes s = sizes(p, best.m);
   const int occ = d.occ[best.m == 2 ? 0 : 1];
   const long long blocks = tut::ceil_div<long long>(s.tiles, BT) * (s.kp / s.bk);
@@ -1079,6 +1351,11 @@ inline std::size_t filter_bytes(const tut::ConvProblem& p, int m) {
 inline std::size_t workspace(const tut::ConvProblem& p) {
   if (unsupported(p) != nullptr) return 0;
   const Plan pl = plan(p);
+  if (!pl.fused) {
+    const ThreeSizes t = three_sizes(p, pl.m);
+    return round256(sizeof(float) * t.u_floats) + round256(sizeof(float) * t.v_floats) +
+           round256(sizeof(float) * t.m_floats);
+  }
   std::size_t bytes = filter_bytes(p, pl.m);
   if (pl.splits > 1) bytes += std::size_t(pl.splits) * std::size_t(p.y_elems()) * sizeof(float);
   return bytes;
@@ -1091,6 +1368,25 @@ struct FilterCache {
   tut::ConvProblem p{};
   int m = 0;
 };
+
+// A launch as the programmatic dependent of the previous kernel on the stream (griddepcontrol): its
+// blocks may start while that kernel's last blocks run, and wait for it (griddepcontrol.wait) before
+// they read what it wrote.
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
+                      Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  TUT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...));
+}
 
 template <int M>
 void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cudaStream_t stream) {
@@ -1118,20 +1414,9 @@ void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cuda
   g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = pl.chunks_per_split;
   const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(out) % (sizeof(float) * M) == 0;
   const dim3 grid(unsigned(tut::ceil_div(s.tiles, BT) * (s.kp / T::BK)), 1u, unsigned(pl.splits));
-  {  // a programmatic dependent of the filter transform: its blocks start while the transform runs
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(T::THREADS);
-    cfg.dynamicSmemBytes = T::SMEM_BYTES;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    TUT_CUDA_CHECK(cudaLaunchKernelEx(&cfg, winograd_kernel<M>, g, a.x, static_cast<const float*>(u), out, split_stride,
-                                      vec_y));
-  }
+  // a programmatic dependent of the filter transform: its blocks start while the transform runs
+  launch_dependent(winograd_kernel<M>, grid, dim3(T::THREADS), T::SMEM_BYTES, stream, g, a.x,
+                   static_cast<const float*>(u), out, split_stride, vec_y);
   if (pl.splits > 1) {
     const int count = int(p.y_elems());
     const bool vec = count % VEC == 0 && reinterpret_cast<std::uintptr_t>(a.y) % 16 == 0;
@@ -1141,8 +1426,55 @@ void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cuda
   }
 }
 
+template <int BLOCK_M, int BLOCK_N>
+void launch_batched_gemm(const tut::ConvProblem& p, const Sizes& s, const ThreeSizes& t, const float* u,
+                         const float* v, float* sums, cudaStream_t stream) {
+  const dim3 grid(unsigned(tut::ceil_div(s.tiles, BLOCK_N)), unsigned(tut::ceil_div(p.k, BLOCK_M)), unsigned(s.nxi));
+  launch_dependent(batched_gemm_kernel<BLOCK_M, BLOCK_N>, grid, dim3(ch10::Tile<BLOCK_M, BLOCK_N>::NUM_THREADS), 0,
+                   stream, p.k, s.tiles, p.c, u, s.cp, std::size_t(s.kp) * s.cp, v, t.tp, std::size_t(s.cp) * t.tp,
+                   sums, std::size_t(s.kp) * t.tp);
+}
+
+template <int M>
+void run_three(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cudaStream_t stream) {
+  const Sizes s = sizes(p, M);
+  const ThreeSizes t = three_sizes(p, M);
+  char* ws = static_cast<char*>(a.workspace);
+  float* u = reinterpret_cast<float*>(ws);
+  float* v = reinterpret_cast<float*>(ws + round256(sizeof(float) * t.u_floats));
+  float* sums = reinterpret_cast<float*>(ws + round256(sizeof(float) * t.u_floats) + round256(sizeof(float) * t.v_floats));
+  Geometry g{};
+  g.c = p.c, g.h = p.h, g.w = p.w, g.k = p.k, g.p = p.p, g.q = p.q, g.pad_h = p.pad_h, g.pad_w = p.pad_w;
+  g.tiles_w = s.tiles_w, g.tiles_per_image = s.tiles_per_image, g.tiles = s.tiles;
+  g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = s.chunks;
+  const int filter_blocks_x = s.kp / FT_K;
+  const int filter_blocks = filter_blocks_x * (s.cp / BC);
+  const long long input_blocks = tut::ceil_div<long long>(static_cast<long long>(p.c) * s.tiles, NUM_THREADS);
+  transforms_kernel<M><<<unsigned(filter_blocks + input_blocks), NUM_THREADS, 0, stream>>>(g, a.x, a.w, u, v, t.tp,
+                                                                                         filter_blocks_x, filter_blocks);
+  TUT_CHECK_LAUNCH();
+  switch (pl.gemm_tile) {
+    case 0: launch_batched_gemm<128, 128>(p, s, t, u, v, sums, stream); break;
+    case 1: launch_batched_gemm<128, 64>(p, s, t, u, v, sums, stream); break;
+    default: launch_batched_gemm<64, 64>(p, s, t, u, v, sums, stream); break;
+  }
+  const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(a.y) % (sizeof(float) * M) == 0;
+  const long long output_blocks =
+      tut::ceil_div<long long>(static_cast<long long>(p.k) * s.tiles * OUTPUT_LANES, NUM_THREADS);
+  launch_dependent(output_transform_kernel<M>, dim3(unsigned(output_blocks)), dim3(NUM_THREADS), 0, stream, g, sums,
+                   a.y, t.tp, vec_y);
+}
+
 inline void winograd(const tut::ConvProblem& p, const tut::ConvArgs& a, cudaStream_t stream) {
   const Plan pl = plan(p);
+  if (!pl.fused) {
+    if (pl.m == 2) {
+      run_three<2>(p, a, pl, stream);
+    } else {
+      run_three<4>(p, a, pl, stream);
+    }
+    return;
+  }
   if (pl.m == 2) {
     run<2>(p, a, pl, stream);
   } else {

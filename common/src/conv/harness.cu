@@ -516,7 +516,13 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
       tally.skip(label, why);
       continue;
     }
-    const std::size_t ws = step_workspace(step.workspace_bytes, p);
+    // Every path of the step (one unless it names several): the workspace of the largest.
+    const int paths = step.force_path != nullptr ? std::max(step.num_paths, 1) : 1;
+    std::size_t ws = 0;
+    for (int path = 0; path < paths; ++path) {
+      if (step.force_path != nullptr) step.force_path(path);
+      ws = std::max(ws, step_workspace(step.workspace_bytes, p));
+    }
     for (const Variant& v : kVariants) {
       ++case_seed;
       const bool residual = epilogue && v.residual;
@@ -579,16 +585,21 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
         ref_gpu = run_reference(lib, step, p, d, stream.s);
       }
 
-      const std::vector<float> out = run_step_once(step, p, d, stream.s);
-      // The step's check: exact on integers unless its arithmetic is not (exact_on_integers).
-      const Match match = v.match == Match::Exact && !step.exact_on_integers ? Match::Rounded : v.match;
-      const VerifyResult vr = small ? verify_step(step, p, h, out.data(), ref_cpu.data(), match, bias, res)
-                                    : verify_step(step, p, h, out.data(), ref_gpu.data(), match, bias, res);
-      ok = ok && vr.passed;
-      char what[200];
-      std::snprintf(what, sizeof what, "%s %-6s", label, v.inputs == Inputs::Random ? "random" : "ints");
-      tally.report(ok, what, vr, small ? "CPU" : (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS"),
-                   notes + " (y poisoned)" + (residual ? " +residual" : ""));
+      for (int path = 0; path < paths; ++path) {
+        if (step.force_path != nullptr) step.force_path(path);
+        const std::vector<float> out = run_step_once(step, p, d, stream.s);
+        // The step's check: exact on integers unless its arithmetic is not (exact_on_integers).
+        const Match match = v.match == Match::Exact && !step.exact_on_integers ? Match::Rounded : v.match;
+        const VerifyResult vr = small ? verify_step(step, p, h, out.data(), ref_cpu.data(), match, bias, res)
+                                      : verify_step(step, p, h, out.data(), ref_gpu.data(), match, bias, res);
+        char what[240];
+        std::snprintf(what, sizeof what, "%s %-6s%s%s", label, v.inputs == Inputs::Random ? "random" : "ints",
+                      paths > 1 ? " " : "", paths > 1 ? step.paths[path] : "");
+        tally.report(ok && vr.passed, what, vr,
+                     small ? "CPU" : (ConvLibrary::have_cudnn() ? "cuDNN" : "im2col+cuBLAS"),
+                     notes + " (y poisoned)" + (residual ? " +residual" : ""));
+      }
+      if (step.force_path != nullptr) step.force_path(-1);
     }
   }
   return tally.finish(step.info);
@@ -629,6 +640,9 @@ int conv_main(int argc, char** argv, const ConvStep& step) {
   }
   if (why.empty() && step.layout() == Layout::Nhwc && step.epilogue() != ConvEpilogue::None) {
     why = "declares LAYOUT nhwc with an epilogue (OP conv_bias_relu): bias and residual exist in NCHW only";
+  }
+  if (why.empty() && ((step.paths != nullptr) != (step.force_path != nullptr) || (step.paths && step.num_paths < 1))) {
+    why = "names code paths without force_path, or force_path without the paths' names";
   }
   if (!why.empty()) return declaration_error(step.info, why);
   ConvFamily family(step);

@@ -73,6 +73,13 @@ struct ConvStep {
   // With `tolerance`: the threshold of the norm-wise check, where the worst-case bound is far above
   // the typical error (a model, docs/measuring.md); null: `tolerance` for both checks.
   double (*norm_tolerance)(const ConvProblem& p) = nullptr;
+  // A step whose plan picks one of several code paths (chapter 22: one fused kernel, or three
+  // kernels) names them here, and the self-test checks every case on each: force_path(i) makes the
+  // launcher (and the workspace and tolerance functions) take path i, force_path(-1) the plan's
+  // choice again. Null: one path.
+  const char* const* paths = nullptr;
+  int num_paths = 0;
+  void (*force_path)(int path) = nullptr;
 
   ConvEpilogue epilogue() const {
     return std::strcmp(info.op, "conv_bias_relu") == 0 ? ConvEpilogue::BiasRelu : ConvEpilogue::None;
