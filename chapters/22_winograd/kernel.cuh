@@ -76,7 +76,9 @@
 //                -> 0.1174, c5 0.1402 -> 0.1399 ms (tuning run 67). Three kernels (tuning run 73,
 //                two alternating rounds, against the fused kernel's F(2x2)): c3 0.1080 -> 0.0803,
 //                c4 0.1155 -> 0.0881, c5 0.1385 -> 0.1160 ms; on seed_3x3 and r50_c2_3x3 they lose
-//                (0.737 against 0.694 ms, 0.118 against 0.094). The second version: c3, c4 and c5
+//                (0.737 against 0.694 ms, 0.118 against 0.094). The filter transform's GEMM layout
+//                written a whole 128-byte line per warp store (blocks of 8 filters x 32 channels):
+//                c4 0.0889 -> 0.0873, c5 0.1181 -> 0.1143 ms (tuning run 77). The second version: c3, c4 and c5
 //                run F(2x2), 1.18 to 1.28x faster than the first version (tuning run 41).
 //                The producer warps did not pay for F(4x4): 0.7882 ms on seed_3x3 against 0.7719 ms
 //                for the previous kernel with the new filter transform (same session); with 168
@@ -341,15 +343,22 @@ __device__ __forceinline__ void output_2d(const float (&m)[A][A], float (&y)[M][
 // consecutive threads store consecutive filters of each point (coalesced stores).
 // GEMM_LAYOUT (the three-kernel path, below): U[xi][k][c] instead, a K x C matrix per point (the
 // batched GEMM's A, kp rows of cp floats). Block (bx, by) of a kp / FT_K x cp / BC grid.
+// For the GEMM's layout a block takes FT_K_GEMM filters x FT_C_GEMM channels instead, so that a warp
+// stores 32 consecutive channels of one filter's row: 128 bytes, a whole line (grid kp / FT_K_GEMM x
+// ceil(cp / FT_C_GEMM)).
 constexpr int FT_K = NUM_THREADS / BC;  // 32
+constexpr int FT_C_GEMM = WARP_SIZE;
+constexpr int FT_K_GEMM = NUM_THREADS / FT_C_GEMM;  // 8
 template <int M, bool GEMM_LAYOUT>
 __device__ __forceinline__ void filter_transform_block(const float* __restrict__ w, float* __restrict__ u, int k_count,
                                                        int c_count, int kp, int cp, int bx, int by) {
   constexpr int A = M + 2;
-  constexpr int TAPS = BC * 9;  // a filter's taps of the block's channels
-  __shared__ float ws[FT_K * TAPS];
-  const int k0 = bx * FT_K, c0 = by * BC;
-  for (int i = int(threadIdx.x); i < FT_K * TAPS; i += NUM_THREADS) {
+  constexpr int FK = GEMM_LAYOUT ? FT_K_GEMM : FT_K;  // filters of the block
+  constexpr int FC = GEMM_LAYOUT ? FT_C_GEMM : BC;    // channels of the block
+  constexpr int TAPS = FC * 9;  // a filter's taps of the block's channels
+  __shared__ float ws[FK * TAPS];
+  const int k0 = bx * FK, c0 = by * FC;
+  for (int i = int(threadIdx.x); i < FK * TAPS; i += NUM_THREADS) {
     const int kk = i / TAPS, tap = i % TAPS;
     const bool in = k0 + kk < k_count && c0 * 9 + tap < c_count * 9;
     ws[i] = in ? w[(std::size_t(k0 + kk) * c_count + c0) * 9 + tap] : 0.0f;
@@ -357,8 +366,8 @@ __device__ __forceinline__ void filter_transform_block(const float* __restrict__
   __syncthreads();
   // Consecutive threads store consecutive floats of U: consecutive filters (the fused kernel's
   // layouts), or, for the GEMM's, consecutive channels.
-  const int kk = GEMM_LAYOUT ? int(threadIdx.x) / BC : int(threadIdx.x) % FT_K;
-  const int cc = GEMM_LAYOUT ? int(threadIdx.x) % BC : int(threadIdx.x) / FT_K;
+  const int kk = GEMM_LAYOUT ? int(threadIdx.x) / FT_C_GEMM : int(threadIdx.x) % FT_K;
+  const int cc = GEMM_LAYOUT ? int(threadIdx.x) % FT_C_GEMM : int(threadIdx.x) / FT_K;
   double g[3][3];
 #pragma unroll
   for (int r = 0; r < 3; ++r)
@@ -383,6 +392,7 @@ __device__ __forceinline__ void filter_transform_block(const float* __restrict__
   float* dst = BLOCKED       ? u + (std::size_t(bx) * (cp / BC) + by) * (A * A * XI_STRIDE) + cc * FT_K + kk
                : GEMM_LAYOUT ? u + std::size_t(k0 + kk) * cp + c0 + cc
                              : u + std::size_t(c0 + cc) * kp + k0 + kk;
+  if (GEMM_LAYOUT && c0 + cc >= cp) return;  // the last channel block past the padded C
 #pragma unroll
   for (int i = 0; i < A; ++i) {
     const double row[3] = {t[i][0], t[i][1], t[i][2]};
@@ -1455,9 +1465,9 @@ void run_three(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl
   g.c = p.c, g.h = p.h, g.w = p.w, g.k = p.k, g.p = p.p, g.q = p.q, g.pad_h = p.pad_h, g.pad_w = p.pad_w;
   g.tiles_w = s.tiles_w, g.tiles_per_image = s.tiles_per_image, g.tiles = s.tiles;
   g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = s.chunks;
-  const int filter_blocks_x = s.kp / FT_K;
+  const int filter_blocks_x = s.kp / FT_K_GEMM;
   const bool cached = filter_cached(p, a, M, false);  // FILTER_ONCE: the input transform's blocks only
-  const int filter_blocks = cached ? 0 : filter_blocks_x * (s.cp / BC);
+  const int filter_blocks = cached ? 0 : filter_blocks_x * tut::ceil_div(s.cp, FT_C_GEMM);
   const long long input_blocks = tut::ceil_div<long long>(static_cast<long long>(p.c) * s.tiles, NUM_THREADS);
   transforms_kernel<M><<<unsigned(filter_blocks + input_blocks), NUM_THREADS, 0, stream>>>(g, a.x, a.w, u, v, t.tp,
                                                                                          filter_blocks_x, filter_blocks);
