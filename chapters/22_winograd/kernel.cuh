@@ -1021,9 +1021,10 @@ __global__ void __launch_bounds__(NUM_THREADS)
     transforms_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ u,
                       float* __restrict__ v, int tp, int filter_blocks_x, int filter_blocks) {
   // No griddepcontrol.launch_dependents: the GEMM, this grid's programmatic dependent, launches as
-  // its last blocks exit (its launch overlapping their tail) and finds every SM free. Triggered at the
-  // start, its blocks launched while this grid still filled the GPU and piled onto the first SMs that
-  // freed (8 blocks of 64 x 64 per SM): r50_c5_3x3 took 0.150 ms instead of 0.126 (tuning run 71).
+  // its last blocks exit (its launch overlapping their tail), onto free SMs. Triggered at the start,
+  // its blocks launched while this grid still filled the GPU, where they could only take the first
+  // SMs that freed (up to 8 blocks of 64 x 64 on one): r50_c5_3x3 took 0.150 ms instead of 0.126
+  // (tuning run 71).
   constexpr int A = M + 2;
   const int b = int(blockIdx.x);
   if (b < filter_blocks) {
