@@ -62,8 +62,9 @@
 //                WINOGRAD_NONFUSED runs c3 as four kernels of 21, 4, 56 and 16 us (tuning run 68)
 //                and chapter 10 runs the GEMMs' shapes side by side (128 x 56448 x 128, 256 x 18432
 //                x 256, 512 x 4608 x 512) in 54, 65 and 75 us. Three kernels with F(4x4) (0.56 to 0.75
-//                times F(2x2)'s multiply-adds there): c3 ~54 + 2 x 14 (V and M, 29 MB each, through
-//                DRAM) = ~0.085 ms, c4 ~0.090, c5 ~0.100 (its filter transform writes 38 MB).
+//                times F(2x2)'s multiply-adds there): c3 ~54 + 2 x 14 (the input and output
+//                transforms, 42 MB each at the DRAM's speed) = ~0.085 ms, c4 ~0.090, c5 ~0.100 (its
+//                filter transform writes 38 MB).
 // Measured:      (H100; README.md) 12 consumer warps for F(4x4): seed_3x3 0.7934 -> 0.7338 ms and
 //                r50_c2_3x3 0.1087 -> 0.1008 ms (tuning run 51, bit-identical results); the short
 //                scoreboard stall 1.89 -> 0.43 per instruction, the barrier stall 0.77 -> 2.01 (the
