@@ -480,8 +480,8 @@ __device__ __forceinline__ TileCoord tile_coord(const Geometry& g, int tile) {
   return {n, th * M, (rem - th * g.tiles_w) * M};
 }
 
-// The output transform of one (filter k, tile) and its store, shared by the fused kernel's epilogue
-// and the three-kernel path's last kernel. An output whose 3x3 window lies wholly in the padding is
+// The output transform of one (filter k, tile) and its store, for the three-kernel path's last kernel
+// (the fused kernel's epilogue keeps its own copy of the loop: why, there). An output whose 3x3 window lies wholly in the padding is
 // exactly zero; the transforms would leave rounding residue of the neighbouring pixels there, so it
 // is written as 0 (only possible with a padding of 3 or more): live_of says which rows and columns
 // of a tile are not such. Rows and columns past P and Q are not stored; with vec_y (Q % M == 0, y
@@ -1009,14 +1009,15 @@ __global__ void __launch_bounds__(NUM_THREADS)
 
 // ---- The three-kernel path -------------------------------------------------------------------------
 // Where the fused kernel's grid is too small to fill the GPU (few tiles, large C and K: r50_c3-c5),
-// V and M go through global memory instead (they fit in L2 there) and the (m+2)^2 products run as
+// V and M go through global memory instead (9 to 29 MB each there) and the (m+2)^2 products run as
 // one batched GEMM on chapter 10's kernel, whose tiles fill the SMs whatever the tile count:
 //   1. transforms_kernel: its first blocks transform the filter into U[xi][k][c] (a K x C matrix per
 //      point), the others the input patches into V[xi][c][t] (C x tiles, tp floats per row), one
 //      thread per (channel, tile);
 //   2. batched_gemm_kernel: M[xi] = U[xi] V[xi] for every point xi = blockIdx.z (K x tiles, C deep),
 //      chapter 10's block as it is (ch10::gemm_block, one split);
-//   3. output_transform_kernel: one thread per (filter, tile) gathers its (m+2)^2 sums and stores Y.
+//   3. output_transform_kernel: OUTPUT_LANES threads per (filter, tile) gather its (m+2)^2 sums and
+//      store Y.
 template <int M>
 __global__ void __launch_bounds__(NUM_THREADS)
     transforms_kernel(const Geometry g, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ u,
@@ -1392,6 +1393,16 @@ inline bool filter_cached(const tut::ConvProblem& p, const tut::ConvArgs& a, int
          std::memcmp(&c.p, &p, sizeof p) == 0;
 }
 
+// The problem as the kernels read it, for the tile size of s (chunks_per_split: the fused kernel's
+// split over the channels; the three kernels read none of the chunk fields).
+inline Geometry geometry(const tut::ConvProblem& p, const Sizes& s, int chunks_per_split) {
+  Geometry g{};
+  g.c = p.c, g.h = p.h, g.w = p.w, g.k = p.k, g.p = p.p, g.q = p.q, g.pad_h = p.pad_h, g.pad_w = p.pad_w;
+  g.tiles_w = s.tiles_w, g.tiles_per_image = s.tiles_per_image, g.tiles = s.tiles;
+  g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = chunks_per_split;
+  return g;
+}
+
 // A launch as the programmatic dependent of the previous kernel on the stream (griddepcontrol): its
 // blocks may start while that kernel's last blocks run, and wait for it (griddepcontrol.wait) before
 // they read what it wrote.
@@ -1428,10 +1439,7 @@ void run(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl, cuda
     out = reinterpret_cast<float*>(static_cast<char*>(a.workspace) + filter_bytes(p, M));
     split_stride = std::size_t(p.y_elems());
   }
-  Geometry g{};
-  g.c = p.c, g.h = p.h, g.w = p.w, g.k = p.k, g.p = p.p, g.q = p.q, g.pad_h = p.pad_h, g.pad_w = p.pad_w;
-  g.tiles_w = s.tiles_w, g.tiles_per_image = s.tiles_per_image, g.tiles = s.tiles;
-  g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = pl.chunks_per_split;
+  const Geometry g = geometry(p, s, pl.chunks_per_split);
   const bool vec_y = p.q % M == 0 && reinterpret_cast<std::uintptr_t>(out) % (sizeof(float) * M) == 0;
   const dim3 grid(unsigned(tut::ceil_div(s.tiles, BT) * (s.kp / T::BK)), 1u, unsigned(pl.splits));
   // a programmatic dependent of the filter transform: its blocks start while the transform runs
@@ -1463,10 +1471,7 @@ void run_three(const tut::ConvProblem& p, const tut::ConvArgs& a, const Plan& pl
   float* u = reinterpret_cast<float*>(ws);
   float* v = reinterpret_cast<float*>(ws + round256(sizeof(float) * t.u_floats));
   float* sums = reinterpret_cast<float*>(ws + round256(sizeof(float) * t.u_floats) + round256(sizeof(float) * t.v_floats));
-  Geometry g{};
-  g.c = p.c, g.h = p.h, g.w = p.w, g.k = p.k, g.p = p.p, g.q = p.q, g.pad_h = p.pad_h, g.pad_w = p.pad_w;
-  g.tiles_w = s.tiles_w, g.tiles_per_image = s.tiles_per_image, g.tiles = s.tiles;
-  g.cp = s.cp, g.kp = s.kp, g.chunks = s.chunks, g.chunks_per_split = s.chunks;
+  const Geometry g = geometry(p, s, s.chunks);
   const int filter_blocks_x = s.kp / FT_K_GEMM;
   const bool cached = filter_cached(p, a, M, false);  // FILTER_ONCE: the input transform's blocks only
   const int filter_blocks = cached ? 0 : filter_blocks_x * tut::ceil_div(s.cp, FT_C_GEMM);
