@@ -66,6 +66,7 @@ constexpr int WARP_SIZE = 32;
 //   PERSISTENT = 0: one block per tile (8810 blocks), one buffer; the block scheduler keeps as many
 //                   resident per SM as shared memory allows and refills an SM as blocks finish.
 //   EVICT_FIRST = 1: the copies of X carry an L2 evict-first policy (X is read once; H and W stay).
+//   PREFETCH_128B = 1: the copies of X carry the .L2::128B prefetch-size hint (whole lines from DRAM).
 //   TILE_ROWS = 16, 32 or 64 with THREAD_ROWS = TILE_ROWS / 8.
 constexpr int PERSISTENT = 0;
 constexpr int TILE_ROWS = 32;
@@ -73,6 +74,7 @@ constexpr int THREAD_ROWS = 4;
 constexpr int STAGES = 3;
 constexpr int BLOCKS_PER_SM = 4;
 constexpr int EVICT_FIRST = 1;
+constexpr int PREFETCH_128B = 1;
 constexpr int NUM_WARPS = 4;
 constexpr int BLOCK_THREADS = NUM_WARPS * WARP_SIZE;  // 128
 constexpr int K_PER_WARP = F_IN / NUM_WARPS;          // 32
@@ -148,6 +150,24 @@ __device__ __forceinline__ void cp_async_16(double* dst, const double* src, bool
                "r"(valid ? 16 : 0), "l"(policy)
                : "memory");
 }
+// The copies of X: with the policy (EVICT_FIRST) and with the prefetch-size hint .L2::128B
+// (PREFETCH_128B; SASS: LDGSTS.E.BYPASS.LTC128B.128), which asks L2 to fetch the whole 128-byte line
+// from DRAM when it misses, in one request, instead of the sectors the copy asked for as they come.
+__device__ __forceinline__ void copy_x_16(double* dst, const double* src, bool valid, unsigned long long policy) {
+  const unsigned dst_shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (EVICT_FIRST && PREFETCH_128B)
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B [%0], [%1], 16, %2, %3;\n" ::"r"(dst_shared),
+                 "l"(src), "r"(valid ? 16 : 0), "l"(policy)
+                 : "memory");
+  else if constexpr (EVICT_FIRST)
+    cp_async_16(dst, src, valid, policy);
+  else if constexpr (PREFETCH_128B)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst_shared), "l"(src),
+                 "r"(valid ? 16 : 0)
+                 : "memory");
+  else
+    cp_async_16(dst, src, valid);
+}
 // Closes the group of copies issued since the last commit.
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N groups of this thread's copies are still in flight.
@@ -176,8 +196,7 @@ __device__ __forceinline__ void copy_quarter(double* xs, const double* __restric
     const bool valid = row < rows;
     double* dst = xs + row * X_STRIDE + col;
     const double* from = src + (valid ? row : 0) * F_IN;  // a missing row: zeros, read from row row0
-    if constexpr (EVICT_FIRST) cp_async_16(dst, from, valid, policy);
-    else cp_async_16(dst, from, valid);
+    copy_x_16(dst, from, valid, policy);
   }
 }
 
