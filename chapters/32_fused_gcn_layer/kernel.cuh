@@ -7,8 +7,8 @@
 //                (1) chapter 28's skinny GEMM (its default: one block per 32-row tile, 4 blocks per
 //                    SM, each warp copying and multiplying its quarter of F_in, X's copies marked
 //                    evict-first in L2, so that X does not push H's lines out while pass 1 runs:
-//                    6.5 us; it does not keep H in L2 for pass 2, measured) writes H (V x 16
-//                    doubles) into the step's workspace;
+//                    6.5 us; it does not keep H in L2 for pass 2, measured; and with the .L2::128B
+//                    prefetch-size hint: 1.6 us) writes H (V x 16 doubles) into the step's workspace;
 //                (2) chapter 30's SpMM (the long rows listed as pieces; one kernel runs
 //                    long-row warps and short-row warps of 16 rows, a warp walking 32-entry chunks as
 //                    16 pairs) reads H, and where a row is finished it becomes
@@ -86,7 +86,8 @@ namespace xw {
 // waits for its own copies only, never for the other warps', until the partial sums meet. One block
 // per tile (8810 blocks on the default graph); BLOCKS_PER_SM of them resident per SM, the block
 // scheduler refilling an SM as blocks finish. EVICT_FIRST = 1: the copies of X carry an L2 evict-first
-// policy (X is read once; H, written by this pass and read by the next, and W stay).
+// policy (X is read once; H, written by this pass and read by the next, and W stay). PREFETCH_128B = 1:
+// they also carry the .L2::128B prefetch-size hint (whole lines from DRAM).
 constexpr int TILE_ROWS = 32;
 constexpr int THREAD_ROWS = 4;
 constexpr int BLOCKS_PER_SM = 4;
