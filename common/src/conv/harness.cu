@@ -585,11 +585,12 @@ int run_self_test(const ConvOptions& o, const ConvStep& step, const DeviceInfo& 
         ref_gpu = run_reference(lib, step, p, d, stream.s);
       }
 
+      // The step's check, the same on every path: exact on integers unless its arithmetic is not
+      // (exact_on_integers).
+      const Match match = v.match == Match::Exact && !step.exact_on_integers ? Match::Rounded : v.match;
       for (int path = 0; path < paths; ++path) {
         if (step.force_path != nullptr) step.force_path(path);
         const std::vector<float> out = run_step_once(step, p, d, stream.s);
-        // The step's check: exact on integers unless its arithmetic is not (exact_on_integers).
-        const Match match = v.match == Match::Exact && !step.exact_on_integers ? Match::Rounded : v.match;
         const VerifyResult vr = small ? verify_step(step, p, h, out.data(), ref_cpu.data(), match, bias, res)
                                       : verify_step(step, p, h, out.data(), ref_gpu.data(), match, bias, res);
         char what[240];
