@@ -22,7 +22,11 @@
 //                (BLOCK_M = wgmma's N = 256, 128 or 64: template instances) and split-K, each
 //                split a unit of work of the persistent schedule; a split's partial tile goes to a
 //                workspace, an arrival counter per tile finds the last split, and that one adds the
-//                partials in split order 0, 1, 2, ... (the same bits in every run). The tensor maps
+//                partials in split order 0, 1, 2, ... (the same bits in every run). Where a
+//                one-split plan's last round would leave clusters idle, the model may share that
+//                round's units out stream-K instead: each cluster takes an equal run of their K
+//                steps, and the cluster with a unit's last K steps adds the others' partial tiles
+//                (StreamK, below). The tensor maps
 //                are encoded once per (pointer, shape, leading dimension, box) and kept. A B whose
 //                rows the TMA cannot read (ldb not a multiple of 4) is, where the model finds the
 //                copy dearer (few K steps per byte of B: 127 x 8191 x 2049, not 4095^3) and the
@@ -56,7 +60,8 @@
 //                the launcher first copies A into a scratch buffer with 16-byte rows; such a B is
 //                copied too or read in place with cp.async, whichever the plan's model finds
 //                cheaper (DIRECT_B: 0 always copies, 2 always reads in place). Split-K needs a
-//                workspace of S x tiles x BLOCK_M x BLOCK_N floats plus one int per tile
+//                workspace of S x tiles x BLOCK_M x BLOCK_N floats plus one int per tile, stream-K
+//                one of at most 3 partial tiles and one int per tile of the last round
 //                (Planner::workspace_bytes), zeroed before the first launch; every launch leaves
 //                the counters zero again. Shared memory: STAGES x (BLOCK_M + BLOCK_N) x 128 bytes
 //                per block (192 KB at 256 x 128), one block per SM. The tensor-map cache is not
@@ -102,7 +107,12 @@ constexpr int TF32_MAPS = 1;   // 1: the TMA rounds to TF32 on the way in; 0: FL
 // DIRECT_B, for a B the TMA cannot read: 1: read in place with cp.async where the plan's model
 // finds that cheaper than copying it first (like A); 0: always copied; 2: always read in place.
 constexpr int DIRECT_B = 1;
+// STREAM_K, for a one-split plan whose last round leaves clusters idle (units not a multiple of
+// the clusters that fit): 1: the last round's units are shared out stream-K (below) where the plan's
+// model finds that cheaper; 0: never (whole units to the end); 2: always where it can.
+constexpr int STREAM_K = 1;
 constexpr int MAX_SPLITS = 32;  // the most splits of K a plan may use
+constexpr int SK_MOST_PARTS = 4;  // stream-K: the most clusters that may share a unit of the tail
 
 // The tile shapes a plan chooses from: BLOCK_M = wgmma's N (a multiple of 8 up to 256; the
 // wgmma_tf32 wrapper below is written out for these three).
@@ -252,6 +262,16 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
+// A bulk copy (no tensor map) of `bytes` contiguous bytes from global memory into this block's
+// shared memory, counted on the mbarrier like the tile copies.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+// Orders this thread's (and, after a barrier, its block's) ordinary memory accesses before the
+// TMA's that it issues next (the async proxy).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async;" ::: "memory"); }
 __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1,
                                                       uint32_t bar, uint16_t mask) {
   asm volatile(
@@ -313,6 +333,18 @@ __device__ __forceinline__ uint32_t to_tf32(float x) {
 // A barrier of the consumer warpgroups only (named barrier 1; the producer never waits on it).
 __device__ __forceinline__ void consumers_sync() {
   asm volatile("bar.sync 1, %0;" ::"n"(CONSUMER_THREADS) : "memory");
+}
+// A load of a counter in global memory that no later read of this thread may overtake (acquire,
+// at the scope of the GPU: it sees what another block released there).
+__device__ __forceinline__ int load_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+// Adds 1 to a counter in global memory after every earlier access of this thread, and of the
+// threads it synchronised with at a barrier before (release, at the scope of the GPU: cumulative).
+__device__ __forceinline__ void add_release(int* p) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(p) : "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -408,6 +440,37 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
 
+// Stream-K (STREAM_K). A one-split plan of U units of work on C clusters runs U / C rounds of whole
+// units; the last T = U mod C units (the tail) would keep T of the C clusters busy for a whole round
+// and the rest idle. Instead the tail's K steps, unit after unit (W = T x k_steps of them), are cut
+// into C ranges of almost equal length: cluster c takes [begin(c), begin(c + 1)), begin(c) =
+// c x W / C, about T / C of a unit. A range covers the end of one unit and the start of the next
+// (or less), so each unit of the tail is shared by a few clusters, its "parts" in K order.
+// A cluster works the start of the next unit first, then the end of the first: every cluster
+// begins the tail at K step 0, and at any moment the clusters are at one of two K steps, L - k_steps
+// apart (L = W / C), so they share A's and B's tiles in L2 as whole units do. (Worked in K order,
+// end of one unit, then start of the next, each cluster starts at its own place in K, the tiles
+// in L2 are no longer shared, and the tail's K steps took twice as long: tuning run 87.) The last
+// part of a unit (its last K steps) owns it: the others store their partial tiles, and the owner
+// waits for them, adds them to its accumulators (its own first, then parts 0, 1, ...: the same
+// bits in every run) and stores the tile. A cluster's owned piece is its last: the others' come
+// first in their ranges, so they are done, or nearly, by the time the owner waits (and a piece
+// that waits never waits for a piece that waits). The host and the kernel both use this arithmetic.
+// 32-bit arithmetic: the host keeps W x (C + 1) below 2^31.
+struct StreamK {
+  int steps = 0;     // W: K steps in the tail (0: no stream-K)
+  int k_steps = 1;   // K steps per unit
+  int clusters = 1;  // C
+  __host__ __device__ int begin(int c) const { return c * steps / clusters; }
+  // The cluster whose range holds step x of the tail: the last c with begin(c) <= x.
+  __host__ __device__ int cluster_of(int x) const { return ((x + 1) * clusters + steps - 1) / steps - 1; }
+  // Tail unit t: the first cluster that works on it, and how many do.
+  __host__ __device__ void parts_of(int t, int& first, int& parts) const {
+    first = cluster_of(t * k_steps);
+    parts = cluster_of((t + 1) * k_steps - 1) - first + 1;
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // The kernel. C = alpha * A * B + beta * C; with beta == 0, C is not read.
 //
@@ -436,11 +499,14 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
 // Split-K: `splits` (S) splits per tile; split s takes the K steps [s * k_steps / S, (s + 1) *
 // k_steps / S) (none empty: S <= k_steps). `partials` holds S x tiles partial tiles, `counters`
 // one arrival counter per tile (zero on entry, zero again on exit); with S = 1 neither is touched.
+// Stream-K (S = 1): the last `sk_units` units are the tail (StreamK above; fewer than the
+// clusters, every cluster's range at least one K step, W x (C + 1) < 2^31); `partials` holds (most parts - 1) x the tail's tiles partial tiles,
+// `counters` one counter per tile of the tail (zero on entry and on exit).
 template <int BM>
 __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CLUSTER_M, 1)
     tma_wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M,
                           int N, int K, float alpha, float beta, float* C, int ldc, const float* B_direct, int ldb,
-                          int splits, float4* partials, int* counters) {
+                          int splits, int sk_units, float4* partials, int* counters) {
   using T = Tile<BM>;
   constexpr int ACC = T::ACC;
   constexpr int STAGES = T::STAGES;  // this tile's ring
@@ -453,6 +519,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
   const uint32_t full_bar = base + STAGES * T::STAGE_BYTES;  // STAGES barriers of 8 bytes: "stage s holds data"
   const uint32_t empty_bar = full_bar + STAGES * 8;          // STAGES barriers: "stage s may be overwritten"
   volatile int* const arrived_last = reinterpret_cast<volatile int*>(smem + STAGES * T::STAGE_BYTES + 2 * STAGES * 8);
+  // Stream-K: the unit whose partial tile this block publishes without counting it in at once
+  // (below), or -1; then a barrier, "a partial tile has landed".
+  volatile int* const sk_deferred = arrived_last + 1;
+  const uint32_t sk_bar = empty_bar + STAGES * 8 + 8;
   using R = Registers<BM>;
   // (a constant false for a tile that does not read B in place: its copy loop is compiled out)
   const bool direct_b = R::READS_B_IN_PLACE && B_direct != nullptr;
@@ -475,7 +545,6 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
   const int units_m = (M + CLUSTER_M * BM - 1) / (CLUSTER_M * BM);
   const int units_n = (N + CLUSTER_N * BLOCK_N - 1) / (CLUSTER_N * BLOCK_N);
   const int items = units_m * units_n * splits;
-  const int tiles_n = units_n * CLUSTER_N;  // tile columns, counting those of a unit that lie past N
   const int cluster = blockIdx.x / CLUSTER_N, clusters = gridDim.x / CLUSTER_N;
   auto work_of = [&](int item, int& block_m, int& block_n, int& k_begin, int& k_end) {
     const int u = item / splits, split = item % splits;
@@ -489,6 +558,34 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
     k_end = int(static_cast<long long>(split + 1) * k_steps / splits);
     return split;
   };
+  // This cluster's work in order: its whole items (cluster, cluster + clusters, ... below
+  // items - sk_units: with stream-K a multiple of the clusters, and S = 1), then its pieces of the
+  // tail: its range [a, b) of the tail's K steps is shorter than a unit (T < C), so it covers the
+  // end of one unit (or a part of it) and the start of the next. work(w, ...) gives the w-th, or
+  // false past the last: this block's tile, its K steps, and its split, or for a piece of the
+  // tail -1 - t, t the unit's place in the tail. (Worked out per item from the kernel's parameters,
+  // in one word: the consumers' main loop has no register to spare.)
+  const StreamK sk{sk_units * k_steps, k_steps, clusters};
+  auto work = [&](int w, int& block_m, int& block_n, int& k_begin, int& k_end, int& split) {
+    const int whole_items = items - sk_units;
+    if (cluster + w * clusters < whole_items) {
+      split = work_of(cluster + w * clusters, block_m, block_n, k_begin, k_end);
+      return true;
+    }
+    if (sk_units == 0) return false;
+    const int a = sk.begin(cluster), b = sk.begin(cluster + 1);
+    const int t0 = a / k_steps;                  // the range's first unit (its place in the tail)
+    const bool two = (t0 + 1) * k_steps < b;     // the range reaches into the next unit
+    const int j = w - whole_items / clusters;    // the piece: the next unit's start first, if any
+    if (a >= b || j >= (two ? 2 : 1)) return false;
+    const int t = two && j == 0 ? t0 + 1 : t0;  // the piece's unit
+    const int start = t * k_steps;               // its first step in the tail's numbering
+    work_of(whole_items + t, block_m, block_n, k_begin, k_end);
+    k_begin = max(a, start) - start;
+    k_end = min(b, start + k_steps) - start;
+    split = -1 - t;
+    return true;
+  };
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -500,6 +597,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       constexpr int WARPS = CONSUMERS * (WARPGROUP / WARP_SIZE);
       mbar_init(empty_bar + 8 * s, direct_b ? CONSUMER_THREADS + WARPS * (WRITERS - 1) : WARPS * WRITERS);
     }
+    mbar_init(sk_bar, 1);  // the owner's arrive.expect_tx (plus the bytes)
+    // (Kept in shared memory, not registers: the consumers' main loop has none to spare.)
+    const int a = sk_units > 0 ? sk.begin(cluster) : 0, b = sk_units > 0 ? sk.begin(cluster + 1) : 0;
+    *sk_deferred = a < b && (a / k_steps + 1) * k_steps < b ? a / k_steps + 1 : -1;
     // The barriers must be initialised before the TMA (another proxy) or another block uses them.
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -530,9 +631,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       const uint32_t b_even = pw * SWIZZLE_BYTES + (((pl / 4) ^ pw) * 16) + (pl % 4) * 4;
       const uint32_t b_odd = pw * SWIZZLE_BYTES + (((pl / 4) ^ (pw + 4)) * 16) + (pl % 4) * 4;
       int it = 0;  // K steps issued so far, over all units: stage it % STAGES, round it / STAGES
-      for (int item = cluster; item < items; item += clusters) {
-        int block_m, block_n, k_begin, k_end;
-        work_of(item, block_m, block_n, k_begin, k_end);
+      int block_m, block_n, k_begin, k_end, split;
+      for (int w = 0; work(w, block_m, block_n, k_begin, k_end, split); ++w) {
         for (int kt = k_begin; kt < k_end; ++kt, ++it) {
           const int s = it % STAGES;
           const uint32_t phase = (it / STAGES) & 1;
@@ -695,9 +795,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
     };
 
     int it = 0;
-    for (int item = cluster; item < items; item += clusters) {
-      int block_m, block_n, k_begin, k_end;
-      const int split = work_of(item, block_m, block_n, k_begin, k_end);
+    int block_m, block_n, k_begin, k_end, split;
+    for (int w = 0; work(w, block_m, block_n, k_begin, k_end, split); ++w) {
 #pragma unroll
       for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
       uint32_t frag0[BLOCK_K / WGMMA_K][4], frag1[BLOCK_K / WGMMA_K][4];
@@ -711,9 +810,20 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       wgmma_wait<0>();
       fence_accumulators(acc);
       release((it - 1) % STAGES);  // the unit's last stage: the producer is already on the next unit
+      // Stream-K: a range of two pieces published the first (the start of the next unit, owned by
+      // another cluster) without counting it in (below). Its stores are long done: the fence is
+      // cheap now, and the count comes before this block may wait for anyone's.
+      const int tail = split < 0 ? -1 - split : -1;     // the unit's place in the tail, or -1
+      const int deferred = tail >= 0 ? *sk_deferred : -1;  // (the range's second unit, or -1)
+      if (deferred >= 0 && tail == deferred - 1) {
+        consumers_sync();
+        if (ct == 0) add_release(&counters[deferred * (CLUSTER_M * CLUSTER_N) + cy * CLUSTER_N + cx]);
+      }
       // A tile of a unit that lies wholly past C's edge (the partner of a cluster at the last
-      // columns): its loads fed the partner's multicast; it has nothing to store.
-      if (block_m >= M || block_n >= N) continue;
+      // columns): its loads fed the partner's multicast; it has nothing to store. (A piece of the
+      // tail still counts in, and its owner still waits and resets the counter: below.)
+      const bool inside = block_m < M && block_n < N;
+      if (!inside && tail < 0) continue;
 
       // Epilogue. acc[4*j + 2*h + v] is D[16*warp + g + 8*h][8*j + 2*t + v] = C[m][n] with
       // m = block_m + 8*j + 2*t + v and n = block_n + n_col + h: the thread's float4 q (acc[4q ..
@@ -748,6 +858,85 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       };
       constexpr int VECS = ACC / 4;  // the thread's float4s
 
+      // Stream-K: this cluster's part of the unit's sum (in K order) and the number of parts.
+      int part = 0, parts = 1;
+      if (tail >= 0) {
+        sk.parts_of(tail, part, parts);
+        part = cluster - part;  // (parts_of gave the first cluster)
+      }
+      if (parts > 1) {
+        // The tile's partial tiles, thread-interleaved float4s as below, part p's at slot p (the
+        // owner, the last part, stores none), one counter per tile of the tail.
+        const int tile = tail * (CLUSTER_M * CLUSTER_N) + cy * CLUSTER_N + cx;
+        const size_t part_stride = static_cast<size_t>(sk_units) * CLUSTER_M * CLUSTER_N * VECS * CONSUMER_THREADS;
+        float4* const slot = partials + static_cast<size_t>(tile) * VECS * CONSUMER_THREADS + ct;  // part 0's
+        if (part < parts - 1) {
+          // Not the owner: publish the partial tile, then count it in: the consumers' barrier, then
+          // one release by one thread, which orders every consumer's stores before the count (no
+          // fence per thread, as split-K's below: a fence waits for the thread's stores to land).
+          // The first of two pieces counts in after the second's K steps (above): the owner needs
+          // the count no sooner (it ends its range then too).
+          if (inside) {
+#pragma unroll
+            for (int q = 0; q < VECS; ++q) {
+              __stcg(&slot[part * part_stride + q * CONSUMER_THREADS],
+                     make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+            }
+          }
+          if (tail != deferred) {
+            consumers_sync();
+            if (ct == 0) add_release(&counters[tile]);
+          }
+          continue;
+        }
+        // The owner: wait until the other parts are all in (acquire: their stores are visible to
+        // this thread, and the barrier passes that on to the other consumers) and reset the counter
+        // for the next launch. Then add the partial tiles to the accumulators in part order (the
+        // same bits in every run) and store the tile as a whole one. Each partial tile comes into
+        // shared memory with one bulk copy: the ring is idle, since an owned piece is its cluster's
+        // last (the producer has nothing more to load, and the consumers have read every stage).
+        // (Loaded from L2 by the consumers into registers, four float4s at a time between the
+        // tile's stores, the partial tiles cost 8 dependent round trips at 256 rows: 4 to 5 us
+        // more per launch, tuning runs 89 and 90.)
+        if (ct == 0) {
+          while (load_acquire(&counters[tile]) < parts - 1) {
+          }
+          counters[tile] = 0;
+        }
+        if (!inside) continue;  // (no consumer reads what ct 0 did above: no barrier needed)
+        constexpr uint32_t TILE_BYTES = VECS * CONSUMER_THREADS * sizeof(float4);
+        static_assert(TILE_BYTES <= STAGES * T::STAGE_BYTES, "a partial tile fits in the ring");
+        const float4* const staged = reinterpret_cast<const float4*>(smem) + ct;
+        auto add_part = [&](int p) {
+          consumers_sync();  // the counter is read (p = 0), or the last partial tile is added
+          if (ct == 0) {
+            // Ordinary accesses before the TMA's: the partial tiles' stores (other blocks', seen
+            // through the acquire above) and the consumers' reads of the ring.
+            fence_proxy_async();
+            mbar_arrive_expect_tx(sk_bar, TILE_BYTES);
+            bulk_load(base, slot - ct + p * part_stride, TILE_BYTES, sk_bar);
+          }
+          mbar_wait(sk_bar, p & 1);
+#pragma unroll
+          for (int q = 0; q < VECS; ++q) {
+            const float4 x = staged[q * CONSUMER_THREADS];
+            acc[4 * q] += x.x;
+            acc[4 * q + 1] += x.y;
+            acc[4 * q + 2] += x.z;
+            acc[4 * q + 3] += x.w;
+          }
+        };
+        // (Unrolled or not, whichever ptxas allocates without spilling for the tile.)
+        if (BM >= 256) {
+#pragma unroll
+          for (int p = 0; p < SK_MOST_PARTS - 1; ++p) {
+            if (p < parts - 1) add_part(p);
+          }
+        } else {
+#pragma unroll 1
+          for (int p = 0; p < parts - 1; ++p) add_part(p);
+        }
+      }
       if (splits == 1) {
         with_store([&](auto store) {
 #pragma unroll
@@ -759,6 +948,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       // float4 q of consumer thread ct at q * CONSUMER_THREADS + ct, coalesced), then count this
       // block in on the tile's counter. Each thread's __threadfence() makes its stores visible to the
       // whole GPU before the barrier; the counter is incremented after it.
+      const int tiles_n = units_n * CLUSTER_N;  // tile columns, counting those of a unit that lie past N
       const int tile = (block_m / BM) * tiles_n + block_n / BLOCK_N;
       const size_t split_stride = static_cast<size_t>(units_m) * CLUSTER_M * tiles_n * VECS * CONSUMER_THREADS;
       float4* const mine = partials + static_cast<size_t>(tile) * VECS * CONSUMER_THREADS + ct;  // split 0's
@@ -938,7 +1128,7 @@ inline const float* tma_readable(const float* X, int rows, int cols, int& ld, Sc
 
 // The kernel of a tile shape (an index into SHAPE_BLOCK_M), its shared memory and its A box.
 using KernelFn = void (*)(CUtensorMap, CUtensorMap, int, int, int, float, float, float*, int, const float*, int, int,
-                          float4*, int*);
+                          int, float4*, int*);
 inline KernelFn kernel_for(int shape) {
   switch (shape) {
     case 0: return tma_wgmma_gemm_kernel<SHAPE_BLOCK_M[0]>;
@@ -1040,6 +1230,13 @@ constexpr double DRAM_EFFICIENCY = 0.83;       // of the peak, on a stream of lo
 constexpr double DIRECT_STEP_US = 0.95;        // a K step with B read in place by cp.async, at least
                                                // (refitted to the row copy's 50 plans, tuning runs 55 and 57)
 constexpr double COPY_BYTES_PER_US = 1.45e6;   // cudaMemcpy2DAsync with unaligned rows, read + write
+// Stream-K's tail: a cluster's range costs its K steps, each SK_STEP_EXTRA longer than a whole
+// unit's (two places in K at once: less of A and B shared in L2), two item boundaries (ITEM_US
+// each) and SK_US (the partial tiles stored, counted, waited for, loaded and added), fitted to ten
+// problems' stream-K and whole-unit times (tuning run 92; 8192^3 left out: there the whole-unit
+// plan's half-idle last round runs faster than the model prices it, and stream-K gains less).
+constexpr double SK_STEP_EXTRA = 0.043;
+constexpr double SK_US = 9.7;
 
 class Planner : public tut::GemmPlanner {
  public:
@@ -1062,14 +1259,54 @@ class Planner : public tut::GemmPlanner {
   }
   static long long tiles(const tut::GemmProblem& p, int shape) { return units(p, shape) * CLUSTER_M * CLUSTER_N; }
 
+  // Stream-K's tail for a plan (StreamK above): the units shared out (0: none) and the most
+  // clusters that share one. Possible for a one-split plan with more units than clusters, a last
+  // round that is not full, at least one K step per cluster's range, W x (C + 1) < 2^31 (the
+  // kernel's 32-bit arithmetic: K below about 15 million), and at most SK_MOST_PARTS clusters on
+  // a unit (a tail of a third of the clusters or more).
+  struct Tail {
+    int units = 0;
+    int most_parts = 0;
+    StreamK sk;
+  };
+  static Tail tail_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c) {
+    Tail tail;
+    const long long u = units(p, c.tile), clusters = d.clusters[c.tile];
+    const long long k_steps = tut::ceil_div<long long>(p.k, BLOCK_K);
+    if (STREAM_K == 0 || !PERSISTENT || c.splits != 1 || u <= clusters || u % clusters == 0 ||
+        (u % clusters) * k_steps < clusters || (u % clusters) * k_steps * (clusters + 1) >= (1LL << 31)) {
+      return tail;
+    }
+    Tail sk;
+    sk.units = int(u % clusters);
+    sk.sk = StreamK{int(sk.units * k_steps), int(k_steps), int(clusters)};
+    for (int t = 0; t < sk.units; ++t) {
+      int first = 0, parts = 0;
+      sk.sk.parts_of(t, first, parts);
+      sk.most_parts = std::max(sk.most_parts, parts);
+    }
+    return sk.most_parts <= SK_MOST_PARTS ? sk : tail;  // (a short tail: more parts than the kernel adds)
+  }
+  // The tail the launch uses: shared out where STREAM_K = 2, or where the model finds it cheaper.
+  static Tail stream_k_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c) {
+    const Tail tail = tail_on(d, p, c);
+    if (tail.units == 0 || STREAM_K == 2) return tail;
+    return cost_on(d, p, c, nullptr, &tail).us < cost_on(d, p, c, nullptr, nullptr).us ? tail : Tail{};
+  }
+
   tut::GemmWaves waves(const tut::GemmProblem& p, tut::GemmChoice c) const override {
     return waves_on(device_facts(), p, c);
   }
   // The same from given device facts (no GPU needed: the rule can be checked on any machine).
   static tut::GemmWaves waves_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c) {
     tut::GemmWaves w;
-    const Cost cost = cost_on(d, p, c, &w);
+    const Tail tail = stream_k_on(d, p, c);
+    const Cost cost = cost_on(d, p, c, &w, tail.units > 0 ? &tail : nullptr);
     w.model_us = cost.us;
+    if (tail.units > 0) {
+      w.note = "the last " + std::to_string(tail.units) + " units shared stream-K by " + std::to_string(tail.sk.clusters) +
+               " clusters (up to " + std::to_string(tail.most_parts) + " per unit)";
+    }
     if (cost.b_unreadable) w.model_us += b_in_place(cost) ? cost.b_direct_us : cost.b_copy_us;
     return w;
   }
@@ -1089,12 +1326,14 @@ class Planner : public tut::GemmPlanner {
            (DIRECT_B == 2 || c.b_direct_us < c.b_copy_us);
   }
   static bool b_in_place_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c, bool b_unreadable) {
-    Cost cost = cost_on(d, p, c, nullptr);
+    const Tail tail = stream_k_on(d, p, c);
+    Cost cost = cost_on(d, p, c, nullptr, tail.units > 0 ? &tail : nullptr);
     cost.b_unreadable = b_unreadable;  // (also a B pointer off 16 bytes, which the plan cannot see)
     return b_in_place(cost);
   }
-  // (report: the wave arithmetic, for waves_on.)
-  static Cost cost_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c, tut::GemmWaves* report) {
+  // (report: the wave arithmetic, for waves_on; tail: the plan's stream-K tail, or none.)
+  static Cost cost_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c, tut::GemmWaves* report,
+                      const Tail* tail) {
     const int bm = SHAPE_BLOCK_M[c.tile];
     tut::GemmWaves w;
     // What the harness reports: the tiles of C, a "block" = a tile's split (an item's block),
@@ -1126,8 +1365,17 @@ class Planner : public tut::GemmPlanner {
                  c.splits * tile_bytes / REDUCE_BYTES_PER_US;
     }
     const double round_us = double(w.k_steps) * step_us + ITEM_US + split_us;
-    const double compute_us = LAUNCH_US + double(rounds) * round_us;
-    const double partials = c.splits > 1 ? 2.0 * c.splits * double(tiles(p, c.tile)) * tile_bytes : 0.0;
+    double compute_us = LAUNCH_US + double(rounds) * round_us;
+    double busiest_steps = double(rounds) * double(w.k_steps);  // the busiest cluster's K steps
+    double partials = c.splits > 1 ? 2.0 * c.splits * double(tiles(p, c.tile)) * tile_bytes : 0.0;
+    if (tail != nullptr && tail->units > 0) {
+      // Stream-K: the whole rounds, then each cluster's range of the tail.
+      const double range_steps = double(tut::ceil_div<long long>(tail->sk.steps, tail->sk.clusters));
+      const double sk_us = range_steps * step_us * (1.0 + SK_STEP_EXTRA) + 2 * ITEM_US + SK_US;
+      compute_us = LAUNCH_US + double(rounds - 1) * round_us + sk_us;
+      busiest_steps = double(rounds - 1) * double(w.k_steps) + range_steps;
+      partials = 2.0 * (tail->most_parts - 1) * tail->units * CLUSTER_M * CLUSTER_N * tile_bytes;
+    }
     const double bytes =
         4.0 * (double(p.m) * p.k + double(p.k) * p.n + double(p.m) * p.n * (p.beta != 0.0f ? 2 : 1)) + partials;
     const double dram_us = LAUNCH_US + bytes / (d.dram_bytes_per_us * DRAM_EFFICIENCY);
@@ -1137,7 +1385,7 @@ class Planner : public tut::GemmPlanner {
     // cluster at DIRECT_STEP_US at least (inside the kernel: DRAM may still hide it).
     cost.b_unreadable = !tma_compatible_ld(p.ldb);
     cost.b_copy_us = 2.0 * 4.0 * double(p.k) * p.n / COPY_BYTES_PER_US;
-    const double direct_extra_us = double(rounds) * double(w.k_steps) * std::max(0.0, DIRECT_STEP_US - step_us);
+    const double direct_extra_us = busiest_steps * std::max(0.0, DIRECT_STEP_US - step_us);
     cost.b_direct_us = reads_b_in_place(bm) ? std::max(compute_us + direct_extra_us, dram_us) - cost.us
                                             : std::numeric_limits<double>::infinity();  // (the tile cannot)
     if (!tma_compatible_ld(p.lda)) cost.us += 2.0 * 4.0 * double(p.m) * p.k / COPY_BYTES_PER_US;
@@ -1180,8 +1428,17 @@ class Planner : public tut::GemmPlanner {
   static std::size_t partials_bytes(const tut::GemmProblem& p, tut::GemmChoice c) {
     return std::size_t(c.splits) * tiles(p, c.tile) * SHAPE_BLOCK_M[c.tile] * BLOCK_N * sizeof(float);
   }
+  // Stream-K's: (most parts - 1) partial tiles per tile of the tail, then one counter per tile.
+  static std::size_t sk_partials_bytes(const Tail& tail, int shape) {
+    return std::size_t(tail.most_parts - 1) * tail.units * CLUSTER_M * CLUSTER_N * SHAPE_BLOCK_M[shape] * BLOCK_N *
+           sizeof(float);
+  }
   std::size_t workspace_bytes(const tut::GemmProblem& p, tut::GemmChoice c) const override {
-    if (c.splits <= 1) return 0;
+    if (c.splits <= 1) {
+      const Tail tail = stream_k_on(device_facts(), p, c);
+      if (tail.units == 0) return 0;
+      return sk_partials_bytes(tail, c.tile) + std::size_t(tail.units) * CLUSTER_M * CLUSTER_N * sizeof(int);
+    }
     return partials_bytes(p, c) + tiles(p, c.tile) * sizeof(int);
   }
 
@@ -1208,13 +1465,15 @@ class Planner : public tut::GemmPlanner {
     const dim3 grid(unsigned(clusters * CLUSTER_N), CLUSTER_M);
     float4* partials = nullptr;
     int* counters = nullptr;
-    if (c.splits > 1) {
+    const Tail tail = c.splits == 1 ? stream_k_on(d, p, c) : Tail{};
+    if (c.splits > 1 || tail.units > 0) {
       partials = static_cast<float4*>(workspace);
-      counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + partials_bytes(p, c));
+      const std::size_t bytes = c.splits > 1 ? partials_bytes(p, c) : sk_partials_bytes(tail, c.tile);
+      counters = reinterpret_cast<int*>(static_cast<char*>(workspace) + bytes);
     }
     kernel_for(c.tile)<<<grid, NUM_THREADS, smem_bytes_for(c.tile), stream>>>(
-        map_a, map_b, p.m, p.n, p.k, p.alpha, p.beta, C, p.ldc, direct_b ? B : nullptr, ldb, c.splits, partials,
-        counters);
+        map_a, map_b, p.m, p.n, p.k, p.alpha, p.beta, C, p.ldc, direct_b ? B : nullptr, ldb, c.splits, tail.units,
+        partials, counters);
     TUT_CHECK_LAUNCH();
   }
 };

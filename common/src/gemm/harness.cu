@@ -158,7 +158,7 @@ std::string plan_line(const GemmPlanner& planner, const GemmProblem& p, GemmChoi
                 "last %.0f%% full; %lld K steps per block; model %.1f us",
                 choice_label(planner, c).c_str(), how, w.tiles, c.splits, w.blocks, w.per_wave(), w.sms,
                 w.blocks_per_sm, w.waves(), 100.0 * w.last_wave_fill(), w.k_steps, w.model_us);
-  return buf;
+  return w.note.empty() ? std::string(buf) : buf + ("; " + w.note);
 }
 
 // The choices --explain times: every tile shape with 1, 2, 3, 4, 6, 8, ... splits (about 1.5x

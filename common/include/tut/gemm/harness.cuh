@@ -44,6 +44,7 @@ struct GemmWaves {
   int sms = 0;
   long long k_steps = 0;     // K steps of the longest split (BLOCK_K columns of A each)
   double model_us = 0;       // the rule's modelled time (its README derives it)
+  std::string note;          // anything else the plan does, for the report ("" if nothing)
   long long per_wave() const { return (long long)blocks_per_sm * sms; }
   double waves() const { return double(blocks) / double(per_wave()); }
   // The last wave's share of its slots that has a block (1.0: full).
