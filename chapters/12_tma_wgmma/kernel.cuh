@@ -113,6 +113,7 @@ constexpr int DIRECT_B = 1;
 constexpr int STREAM_K = 1;
 constexpr int MAX_SPLITS = 32;  // the most splits of K a plan may use
 constexpr int SK_MOST_PARTS = 4;  // stream-K: the most clusters that may share a unit of the tail
+__host__ __device__ constexpr bool has_stream_k(int block_m) { return STREAM_K != 0 && block_m >= 128; }  // (the kernel, below)
 
 // The tile shapes a plan chooses from: BLOCK_M = wgmma's N (a multiple of 8 up to 256; the
 // wgmma_tf32 wrapper below is written out for these three).
@@ -524,6 +525,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
   volatile int* const sk_deferred = arrived_last + 1;
   const uint32_t sk_bar = empty_bar + STAGES * 8 + 8;
   using R = Registers<BM>;
+  // Stream-K is compiled into the 256- and 128-row tiles only: the 64-row tile's plans are small
+  // problems, where the shared units never paid, and its code without stream-K is the faster
+  // (small problems are a few microseconds: see the README).
+  constexpr bool HAS_STREAM_K = has_stream_k(BM);
   // (a constant false for a tile that does not read B in place: its copy loop is compiled out)
   const bool direct_b = R::READS_B_IN_PLACE && B_direct != nullptr;
 
@@ -572,7 +577,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       split = work_of(cluster + w * clusters, block_m, block_n, k_begin, k_end);
       return true;
     }
-    if (sk_units == 0) return false;
+    if (!HAS_STREAM_K || sk_units == 0) return false;
     const int a = sk.begin(cluster), b = sk.begin(cluster + 1);
     const int t0 = a / k_steps;                  // the range's first unit (its place in the tail)
     const bool two = (t0 + 1) * k_steps < b;     // the range reaches into the next unit
@@ -813,7 +818,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       // Stream-K: a range of two pieces published the first (the start of the next unit, owned by
       // another cluster) without counting it in (below). Its stores are long done: the fence is
       // cheap now, and the count comes before this block may wait for anyone's.
-      const int tail = split < 0 ? -1 - split : -1;     // the unit's place in the tail, or -1
+      const int tail = HAS_STREAM_K && split < 0 ? -1 - split : -1;  // the unit's place in the tail, or -1
       const int deferred = tail >= 0 ? *sk_deferred : -1;  // (the range's second unit, or -1)
       if (deferred >= 0 && tail == deferred - 1) {
         consumers_sync();
@@ -1273,7 +1278,7 @@ class Planner : public tut::GemmPlanner {
     Tail tail;
     const long long u = units(p, c.tile), clusters = d.clusters[c.tile];
     const long long k_steps = tut::ceil_div<long long>(p.k, BLOCK_K);
-    if (STREAM_K == 0 || !PERSISTENT || c.splits != 1 || u <= clusters || u % clusters == 0 ||
+    if (!has_stream_k(SHAPE_BLOCK_M[c.tile]) || !PERSISTENT || c.splits != 1 || u <= clusters || u % clusters == 0 ||
         (u % clusters) * k_steps < clusters || (u % clusters) * k_steps * (clusters + 1) >= (1LL << 31)) {
       return tail;
     }
