@@ -113,7 +113,8 @@ constexpr int DIRECT_B = 1;
 constexpr int STREAM_K = 1;
 constexpr int MAX_SPLITS = 32;  // the most splits of K a plan may use
 constexpr int SK_MOST_PARTS = 4;  // stream-K: the most clusters that may share a unit of the tail
-__host__ __device__ constexpr bool has_stream_k(int block_m) { return STREAM_K != 0 && block_m >= 128; }  // (the kernel, below)
+// The tiles whose kernel has stream-K compiled in (the kernel says why not the 64-row one).
+__host__ __device__ constexpr bool has_stream_k(int block_m) { return STREAM_K != 0 && block_m >= 128; }
 
 // The tile shapes a plan chooses from: BLOCK_M = wgmma's N (a multiple of 8 up to 256; the
 // wgmma_tf32 wrapper below is written out for these three).
@@ -448,16 +449,16 @@ __device__ __forceinline__ float4 add4(float4 a, float4 b) {
 // c x W / C, about T / C of a unit. A range covers the end of one unit and the start of the next
 // (or less), so each unit of the tail is shared by a few clusters, its "parts" in K order.
 // A cluster works the start of the next unit first, then the end of the first: every cluster
-// begins the tail at K step 0, and at any moment the clusters are at one of two K steps, L - k_steps
-// apart (L = W / C), so they share A's and B's tiles in L2 as whole units do. (Worked in K order,
-// end of one unit, then start of the next, each cluster starts at its own place in K, the tiles
-// in L2 are no longer shared, and the tail's K steps took twice as long: tuning run 87.) The last
-// part of a unit (its last K steps) owns it: the others store their partial tiles, and the owner
-// waits for them, adds them to its accumulators (its own first, then parts 0, 1, ...: the same
-// bits in every run) and stores the tile. A cluster's owned piece is its last: the others' come
-// first in their ranges, so they are done, or nearly, by the time the owner waits (and a piece
-// that waits never waits for a piece that waits). The host and the kernel both use this arithmetic.
-// 32-bit arithmetic: the host keeps W x (C + 1) below 2^31.
+// begins the tail at K step 0, and at any moment the clusters are at one of two K steps, k_steps - L
+// apart (L = W / C), so they still share most of A's and B's tiles in L2, as whole units do.
+// (Worked in K order, the end of one unit and then the start of the next, each cluster starts at
+// its own place in K, the tiles in L2 are no longer shared, and the tail's K steps took twice as
+// long: tuning run 87.) The last part of a unit (its last K steps) owns it: the others store their
+// partial tiles and count themselves in, and the owner waits for the count, adds the partial tiles
+// to its accumulators (its own first, then parts 0, 1, ...: the same bits in every run) and stores
+// the tile. A cluster's owned piece is its last, and every count it owes comes before it: a piece
+// that waits never waits for a piece that waits. The host and the kernel both use this arithmetic,
+// in 32 bits: the host keeps W x (C + 1) below 2^31.
 struct StreamK {
   int steps = 0;     // W: K steps in the tail (0: no stream-K)
   int k_steps = 1;   // K steps per unit
@@ -501,8 +502,9 @@ struct StreamK {
 // k_steps / S) (none empty: S <= k_steps). `partials` holds S x tiles partial tiles, `counters`
 // one arrival counter per tile (zero on entry, zero again on exit); with S = 1 neither is touched.
 // Stream-K (S = 1): the last `sk_units` units are the tail (StreamK above; fewer than the
-// clusters, every cluster's range at least one K step, W x (C + 1) < 2^31); `partials` holds (most parts - 1) x the tail's tiles partial tiles,
-// `counters` one counter per tile of the tail (zero on entry and on exit).
+// clusters, every cluster's range at least one K step, W x (C + 1) < 2^31, at most SK_MOST_PARTS
+// parts per unit); `partials` holds (most parts - 1) x the tail's tiles partial tiles, `counters`
+// one counter per tile of the tail (zero on entry and on exit).
 template <int BM>
 __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CLUSTER_M, 1)
     tma_wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M,
