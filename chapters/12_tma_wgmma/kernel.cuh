@@ -818,8 +818,8 @@ __global__ void __launch_bounds__(NUM_THREADS, 1) __cluster_dims__(CLUSTER_N, CL
       fence_accumulators(acc);
       release((it - 1) % STAGES);  // the unit's last stage: the producer is already on the next unit
       // Stream-K: a range of two pieces published the first (the start of the next unit, owned by
-      // another cluster) without counting it in (below). Its stores are long done: the fence is
-      // cheap now, and the count comes before this block may wait for anyone's.
+      // another cluster) without counting it in (below). Its stores are long done, so the release
+      // waits for nothing now, and the count comes before this block may wait for anyone's.
       const int tail = HAS_STREAM_K && split < 0 ? -1 - split : -1;  // the unit's place in the tail, or -1
       const int deferred = tail >= 0 ? *sk_deferred : -1;  // (the range's second unit, or -1)
       if (deferred >= 0 && tail == deferred - 1) {
