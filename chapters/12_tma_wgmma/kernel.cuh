@@ -90,8 +90,8 @@ namespace ch12 {
 // per stage, STAGES stages (STAGES_64 for the 64-row tile). A reader may try STAGES = 3 (less
 // latency hidden), STAGES_64 = 4 (the 64-row tile with the others' ring), CLUSTER_N = 1 (no
 // multicast: each block fetches all of A's tile itself), CLUSTER_M = 2 (pairs along M share B's
-// tile instead, or as well), GROUP_M, PERSISTENT = 0, TF32_MAPS = 0 or DIRECT_B = 0; the
-// static_asserts keep the rest consistent.
+// tile instead, or as well), GROUP_M, PERSISTENT = 0, TF32_MAPS = 0, DIRECT_B = 0, or STREAM_K = 0
+// or 2; the static_asserts keep the rest consistent.
 constexpr int BLOCK_N = 128;  // = CONSUMERS x wgmma's M (64)
 constexpr int BLOCK_K = 32;   // 32 floats = 128 bytes: one row of the 128-byte swizzle
 constexpr int STAGES = 4;
