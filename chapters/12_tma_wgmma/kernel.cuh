@@ -1277,22 +1277,22 @@ class Planner : public tut::GemmPlanner {
     StreamK sk;
   };
   static Tail tail_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c) {
-    Tail tail;
+    const Tail none;
     const long long u = units(p, c.tile), clusters = d.clusters[c.tile];
     const long long k_steps = tut::ceil_div<long long>(p.k, BLOCK_K);
     if (!has_stream_k(SHAPE_BLOCK_M[c.tile]) || !PERSISTENT || c.splits != 1 || u <= clusters || u % clusters == 0 ||
         (u % clusters) * k_steps < clusters || (u % clusters) * k_steps * (clusters + 1) >= (1LL << 31)) {
-      return tail;
+      return none;
     }
-    Tail sk;
-    sk.units = int(u % clusters);
-    sk.sk = StreamK{int(sk.units * k_steps), int(k_steps), int(clusters)};
-    for (int t = 0; t < sk.units; ++t) {
+    Tail tail;
+    tail.units = int(u % clusters);
+    tail.sk = StreamK{int(tail.units * k_steps), int(k_steps), int(clusters)};
+    for (int t = 0; t < tail.units; ++t) {
       int first = 0, parts = 0;
-      sk.sk.parts_of(t, first, parts);
-      sk.most_parts = std::max(sk.most_parts, parts);
+      tail.sk.parts_of(t, first, parts);
+      tail.most_parts = std::max(tail.most_parts, parts);
     }
-    return sk.most_parts <= SK_MOST_PARTS ? sk : tail;  // (a short tail: more parts than the kernel adds)
+    return tail.most_parts <= SK_MOST_PARTS ? tail : none;  // (a short tail: more parts than the kernel adds)
   }
   // The tail the launch uses: shared out where STREAM_K = 2, or where the model finds it cheaper.
   static Tail stream_k_on(const DeviceFacts& d, const tut::GemmProblem& p, tut::GemmChoice c) {
@@ -1472,7 +1472,7 @@ class Planner : public tut::GemmPlanner {
     const dim3 grid(unsigned(clusters * CLUSTER_N), CLUSTER_M);
     float4* partials = nullptr;
     int* counters = nullptr;
-    const Tail tail = c.splits == 1 ? stream_k_on(d, p, c) : Tail{};
+    const Tail tail = stream_k_on(d, p, c);  // (none for a split plan)
     if (c.splits > 1 || tail.units > 0) {
       partials = static_cast<float4*>(workspace);
       const std::size_t bytes = c.splits > 1 ? partials_bytes(p, c) : sk_partials_bytes(tail, c.tile);
